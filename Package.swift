@@ -1,0 +1,34 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// The Instagram-style backend: four services that talk over ZeroMQ with Codable JSON.
+///
+/// C libraries come from Debian as system-library targets (see `scripts/install-deps`).
+let package = Package(
+    name: "InstaBackend",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "AuthService", targets: ["AuthService"]),
+        .executable(name: "NotificationService", targets: ["NotificationService"]),
+        .executable(name: "ProfileService", targets: ["ProfileService"]),
+        .executable(name: "Gateway", targets: ["Gateway"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CZMQ", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite"]),
+        .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
+        .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
+        .executableTarget(name: "ProfileService", dependencies: ["Shared"]),
+        .executableTarget(name: "Gateway", dependencies: ["Shared", "CMicroHTTPD"]),
+        .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
+        .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
+        .testTarget(name: "AuthServiceTests", dependencies: ["Shared", "TestSupport"]),
+        .testTarget(name: "NotificationServiceTests", dependencies: ["Shared", "TestSupport"]),
+        .testTarget(name: "ProfileServiceTests", dependencies: ["Shared", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: ["Shared", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,3 @@
+import Shared
+
+print("gateway: not yet")

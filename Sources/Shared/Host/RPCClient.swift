@@ -1,0 +1,219 @@
+import CZMQ
+import Foundation
+import Synchronization
+
+/// Calls one service over a DEALER socket with async/await.
+///
+/// Thousands of requests may be in flight at once; each has a deadline. The caller can tell
+/// "down" from "slow": a request that cannot be sent because no peer is connected, or whose
+/// peer disconnects before replying, fails with `service_unavailable` (503); one that gets no
+/// reply before its deadline fails with `service_timeout` (504). A request that never left is
+/// retried until a short budget runs out; one that left and lost its peer is retried only if
+/// the message type is idempotent. Late replies are dropped, so a lost reply never wedges the
+/// socket (DEALER has no REQ lockstep).
+public final class RPCClient: Sendable {
+    /// The service's name, used in error messages and metrics.
+    public let service: String
+    public let endpoint: String
+    private let context: ZMQContext
+    private let logger: Logger
+    private let security: TransportSecurity
+    private let wakeup = Wakeup()
+    private let state = Mutex<ClientState>(ClientState())
+    private let connected = Atomic<Bool>(false)
+    private let stopped = Atomic<Bool>(false)
+    /// How long a request that could not be sent keeps retrying before `service_unavailable`, in ms.
+    public let unsentRetryBudgetMs: Int64
+
+    private struct Pending {
+        var continuation: CheckedContinuation<Outcome, Never>
+        var deadline: Int64
+    }
+
+    private struct ClientState {
+        var queue: [(id: String, bytes: [UInt8], deadline: Int64)] = []
+        var pending: [String: Pending] = [:]
+    }
+
+    enum Outcome: Sendable {
+        case reply([UInt8])
+        case notSent
+        case disconnected
+        case timedOut
+    }
+
+    /// Creates the client and starts its socket thread; the DEALER connects in the background.
+    /// - Parameters:
+    ///   - endpoint: the service's ROUTER, e.g. `tcp://127.0.0.1:5551`.
+    ///   - unsentRetryBudgetMs: see the property.
+    /// - Throws: `ZMQError` when the socket cannot be created or the endpoint is invalid.
+    public init(
+        service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .plain,
+        unsentRetryBudgetMs: Int64 = 300
+    ) throws {
+        self.service = service
+        self.endpoint = endpoint
+        self.context = context
+        self.logger = logger
+        self.security = security
+        self.unsentRetryBudgetMs = unsentRetryBudgetMs
+        let dealer = try ZMQSocket(context, .dealer)
+        try SocketDefaults.apply(dealer)
+        try dealer.set(ZMQ_IMMEDIATE, 1)  // queue only to completed connections: EAGAIN means "down"
+        try dealer.setHighWaterMarks(send: 100_000, receive: 100_000)
+        try security.configureClient(dealer)
+        let monitorEndpoint = "inproc://rpc-monitor-\(RandomID.make())"
+        try dealer.monitor(monitorEndpoint, events: ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED)
+        let monitor = try ZMQSocket(context, .pair)
+        try monitor.connect(monitorEndpoint)
+        try dealer.connect(endpoint)
+        let box = ClientSockets(dealer: dealer, monitor: monitor)
+        let thread = Thread { [self] in self.loop(box.take()) }
+        thread.name = "rpc.\(service)"
+        thread.start()
+    }
+
+    /// Whether a connection to the service is currently up (handshake done, not disconnected).
+    public var isConnected: Bool { connected.load(ordering: .acquiring) }
+
+    /// Stops the socket thread; calls in flight fail with `service_unavailable`.
+    public func shutdown() {
+        stopped.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    /// Sends one request and waits for its reply.
+    /// - Parameters:
+    ///   - timeoutMs: the deadline, relative to now, in ms (carried in the envelope).
+    ///   - trace: the trace id to carry (a new one when nil).
+    /// - Returns: the reply body.
+    /// - Throws: `ServiceError`: the service's own error, or `service_unavailable` (503),
+    ///   `service_timeout` (504), `internal_error` for a reply that does not decode.
+    public func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int = 2_000, trace: String? = nil) async throws
+        -> R.Reply
+    {
+        let start = Timestamp.nowMs()
+        let deadline = start + Int64(timeoutMs)
+        let trace = trace ?? RandomID.make()
+        var backoffMs: Int64 = 10
+        while true {
+            let id = RandomID.make()
+            let envelope = RequestEnvelope(id: id, type: R.type, deadline: deadline, trace: trace, body: request)
+            let bytes: [UInt8]
+            do { bytes = try WireJSON.encode(envelope) } catch { throw ServiceError.internal("cannot encode \(R.type): \(error)") }
+            let outcome = await send(id: id, bytes: bytes, deadline: deadline)
+            let now = Timestamp.nowMs()
+            switch outcome {
+            case .reply(let data):
+                let reply: ReplyEnvelope<R.Reply>
+                do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: data) } catch {
+                    if let header = try? WireJSON.decode(ReplyHeader.self, from: data), let error = header.error { throw error }
+                    throw ServiceError.internal("cannot decode reply to \(R.type): \(error)")
+                }
+                if let error = reply.error { throw error }
+                guard let body = reply.body else { throw ServiceError.internal("reply to \(R.type) has no body") }
+                return body
+            case .timedOut:
+                throw ServiceError.timeout(service)
+            case .notSent:
+                guard now + backoffMs < min(deadline, start + unsentRetryBudgetMs) else { throw ServiceError.unavailable(service) }
+            case .disconnected:
+                guard R.isIdempotent, now + backoffMs < deadline else { throw ServiceError.unavailable(service) }
+            }
+            try? await Task.sleep(for: .milliseconds(backoffMs))
+            backoffMs = min(backoffMs * 2, 200)
+        }
+    }
+
+    private func send(id: String, bytes: [UInt8], deadline: Int64) async -> Outcome {
+        if stopped.load(ordering: .acquiring) { return .notSent }
+        return await withCheckedContinuation { continuation in
+            state.withLock {
+                $0.pending[id] = Pending(continuation: continuation, deadline: deadline)
+                $0.queue.append((id, bytes, deadline))
+            }
+            wakeup.signal()
+        }
+    }
+
+    private func resolve(_ id: String, _ outcome: Outcome) {
+        let pending = state.withLock { $0.pending.removeValue(forKey: id) }
+        pending?.continuation.resume(returning: outcome)
+    }
+
+    // MARK: Socket thread
+
+    private func loop(_ sockets: (dealer: ZMQSocket, monitor: ZMQSocket)) {
+        let (dealer, monitor) = sockets
+        let poller = Poller([.socket(dealer), .socket(monitor), .fd(wakeup.fd)])
+        var sent = Set<String>()
+        do {
+            while !stopped.load(ordering: .acquiring) {
+                let now = Timestamp.nowMs()
+                // Deadlines.
+                let expired = state.withLock { s -> [String] in
+                    s.pending.filter { $0.value.deadline <= now }.map(\.key)
+                }
+                for id in expired {
+                    sent.remove(id)
+                    resolve(id, .timedOut)
+                }
+                let nearest = state.withLock { s in s.pending.values.map(\.deadline).min() }
+                let timeout = nearest.map { Int(max(1, min($0 - now, 1_000))) } ?? 1_000
+                let ready = try poller.poll(timeoutMs: timeout)
+                if ready[2] { wakeup.drain() }
+                let queue = state.withLock { s -> [(id: String, bytes: [UInt8], deadline: Int64)] in
+                    defer { s.queue.removeAll() }
+                    return s.queue
+                }
+                for item in queue {
+                    if try dealer.send([[], item.bytes], dontWait: true) {
+                        sent.insert(item.id)
+                    } else {
+                        resolve(item.id, .notSent)
+                    }
+                }
+                if ready[0] {
+                    while let frames = try dealer.receive(dontWait: true) {
+                        guard let payload = frames.last, let header = try? WireJSON.decode(ReplyHeader.self, from: payload)
+                        else { continue }
+                        if sent.remove(header.id) != nil { resolve(header.id, .reply(payload)) }
+                    }
+                }
+                if ready[1] {
+                    while let event = try monitor.receive(dontWait: true) {
+                        guard let first = event.first, first.count >= 2 else { continue }
+                        let code = Int32(first[0]) | (Int32(first[1]) << 8)
+                        if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
+                            connected.store(true, ordering: .releasing)
+                        } else if code == ZMQ_EVENT_DISCONNECTED {
+                            connected.store(false, ordering: .releasing)
+                            // Requests already sent on that connection will never be answered.
+                            for id in sent { resolve(id, .disconnected) }
+                            sent.removeAll()
+                        }
+                    }
+                }
+            }
+        } catch ZMQError.contextTerminated {
+        } catch {
+            logger.error("rpc.loop_failed", metadata: ["service": service, "error": "\(error)"])
+        }
+        stopped.store(true, ordering: .releasing)
+        let remaining = state.withLock { s -> [String] in Array(s.pending.keys) }
+        for id in remaining { resolve(id, .disconnected) }
+        dealer.close()
+        monitor.close()
+    }
+}
+
+/// Moves the client's sockets to their thread.
+private final class ClientSockets: @unchecked Sendable {
+    // @unchecked: written before the thread starts, taken once by it, never shared.
+    private var sockets: (dealer: ZMQSocket, monitor: ZMQSocket)?
+    init(dealer: ZMQSocket, monitor: ZMQSocket) { sockets = (dealer, monitor) }
+    func take() -> (dealer: ZMQSocket, monitor: ZMQSocket) {
+        defer { sockets = nil }
+        return sockets!
+    }
+}

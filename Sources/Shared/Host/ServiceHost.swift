@@ -1,0 +1,286 @@
+import CZMQ
+import Foundation
+import Synchronization
+
+/// Hosts one service on ZeroMQ: a ROUTER for requests and a PUB for events.
+///
+/// Requests are dispatched by envelope `type` to async handlers, many at once (a slow handler
+/// never delays a fast one). Malformed frames, bad JSON, unknown types and expired deadlines get
+/// an error reply, never a crash and never silence. `ops.ping` and (with a database)
+/// `ops.replay` are answered by the host. Events committed through the database's outbox are
+/// published in sequence order, and a heartbeat on topic `_hb` carries the newest sequence
+/// number every second so subscribers notice lost tail events.
+///
+/// Both sockets live on one thread; handlers hand their replies back through a locked queue
+/// and an eventfd (`Wakeup`).
+public final class ServiceHost: Sendable {
+    public typealias Handler = @Sendable (_ envelope: [UInt8], _ context: RequestContext) async -> [UInt8]
+
+    public let name: String
+    private let context: ZMQContext
+    private let rpcBind: String
+    private let eventsBind: String
+    private let database: Database?
+    private let logger: Logger
+    private let security: TransportSecurity
+    private let handlers = Mutex<[String: Handler]>([:])
+    private let outgoing = Mutex<(replies: [[[UInt8]]], events: [OutboxEvent])>(([], []))
+    private let wakeup = Wakeup()
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let done = Atomic<Bool>(false)
+    private let completedIDs = Mutex<[String]>([])
+    private let counters = Mutex<[String: Int64]>([:])
+    private let startedMs = Timestamp.nowMs()
+    /// The endpoints actually bound, once `start()` returned.
+    public let boundEndpoints = Mutex<(rpc: String, events: String)>(("", ""))
+
+    /// - Parameters:
+    ///   - rpcBind: ROUTER endpoint, e.g. `tcp://127.0.0.1:5551` (`:*` for an ephemeral port).
+    ///   - eventsBind: PUB endpoint.
+    ///   - database: the service database whose outbox feeds the PUB socket (nil: no events).
+    public init(
+        name: String, context: ZMQContext, rpcBind: String, eventsBind: String, database: Database?, logger: Logger,
+        security: TransportSecurity = .plain
+    ) {
+        self.name = name
+        self.context = context
+        self.rpcBind = rpcBind
+        self.eventsBind = eventsBind
+        self.database = database
+        self.logger = logger
+        self.security = security
+        if let database {
+            database.setPublisher { [self] events in
+                outgoing.withLock { $0.events.append(contentsOf: events) }
+                wakeup.signal()
+            }
+            on(Ops.Replay.self) { request, _ in
+                let limit = min(max(request.limit, 0), 1_000)
+                let (head, events) = try await database.outbox(after: request.after, limit: limit)
+                return Ops.Replay.Reply(head: head, events: events.map { String(decoding: $0.envelope, as: UTF8.self) })
+            }
+        }
+    }
+
+    /// Registers the handler for one message type. A handler throwing `ServiceError` answers
+    /// with that error; any other error answers `internal_error` (and is logged).
+    public func on<R: RPC>(_ rpc: R.Type, _ handler: @escaping @Sendable (R.Request, RequestContext) async throws -> R.Reply) {
+        let logger = self.logger
+        let wrapped: Handler = { bytes, context in
+            let reply: ReplyEnvelope<R.Reply>
+            do {
+                let request = try WireJSON.decode(RequestEnvelope<R.Request>.self, from: bytes)
+                do {
+                    reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: try await handler(request.body, context), error: nil)
+                } catch let error as ServiceError {
+                    reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
+                } catch {
+                    logger.error("request.failed", metadata: ["type": context.type, "error": "\(error)", "trace": context.trace])
+                    reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: .internal("internal error"))
+                }
+            } catch {
+                reply = ReplyEnvelope(
+                    id: context.correlationId, type: context.type, body: nil,
+                    error: .badRequest("malformed_body", "body does not match \(context.type): \(error)"))
+            }
+            return (try? WireJSON.encode(reply)) ?? []
+        }
+        handlers.withLock { $0[R.type] = wrapped }
+    }
+
+    /// Binds both sockets and starts the socket thread.
+    /// - Returns: the endpoints actually bound (ephemeral ports resolved).
+    /// - Throws: `ZMQError` when a bind fails (e.g. address in use).
+    @discardableResult
+    public func start() throws -> (rpc: String, events: String) {
+        let router = try ZMQSocket(context, .router)
+        try SocketDefaults.apply(router)
+        try router.setHighWaterMarks(send: 100_000, receive: 100_000)
+        try security.configureServer(router)
+        let rpc = try router.bind(rpcBind)
+        let pub = try ZMQSocket(context, .pub)
+        try SocketDefaults.apply(pub)
+        try pub.setHighWaterMarks(send: 200_000, receive: 1_000)
+        try security.configureServer(pub)
+        let events = try pub.bind(eventsBind)
+        boundEndpoints.withLock { $0 = (rpc, events) }
+        let box = SocketBox(router: router, pub: pub)
+        let thread = Thread { [self] in
+            self.loop(box.take())
+        }
+        thread.name = "\(name).host"
+        thread.start()
+        logger.info("host.started", metadata: ["rpc": rpc, "events": events])
+        return (rpc, events)
+    }
+
+    /// Runs until the task is cancelled, then stops (see `stop()`) and returns.
+    public func run() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let alreadyDone = finished.withLock { slot -> Bool in
+                    if done.load(ordering: .acquiring) { return true }
+                    slot = c
+                    return false
+                }
+                if alreadyDone { c.resume() }
+            }
+        } onCancel: {
+            self.stop()
+        }
+    }
+
+    /// Asks the socket thread to stop: requests still in flight after 700 ms are answered with
+    /// `shutting_down` (503), then the sockets close. Returns at once; `run()` returns when done.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    /// Counter snapshot: requests by type, errors, events published.
+    public func counterSnapshot() -> [String: Int64] { counters.withLock { $0 } }
+
+    private func count(_ key: String, _ n: Int64 = 1) { counters.withLock { $0[key, default: 0] += n } }
+
+    // MARK: Socket thread
+
+    private func loop(_ sockets: (router: ZMQSocket, pub: ZMQSocket)) {
+        let (router, pub) = sockets
+        let poller = Poller([.socket(router), .fd(wakeup.fd)])
+        var inflight: [String: [[UInt8]]] = [:]  // correlation id → routing frames
+        var head: Int64 = database?.currentHead() ?? 0
+        var nextHeartbeat = Timestamp.nowMs()
+        var stopDeadline: Int64? = nil
+        do {
+            while true {
+                let now = Timestamp.nowMs()
+                if now >= nextHeartbeat {
+                    let hb = "{\"producer\":\"\(name)\",\"seq\":\(head)}"
+                    _ = try pub.send([Array("_hb".utf8), Array(hb.utf8)], dontWait: true)
+                    nextHeartbeat = now + 1_000
+                }
+                if stopRequested.load(ordering: .acquiring) && stopDeadline == nil {
+                    stopDeadline = now + 700
+                    logger.info("host.stopping", metadata: ["inflight": "\(inflight.count)"])
+                }
+                for id in completedIDs.withLock({ c -> [String] in
+                    defer { c.removeAll() }
+                    return c
+                }) {
+                    inflight[id] = nil
+                }
+                if let deadline = stopDeadline, inflight.isEmpty || now >= deadline { break }
+                let timeout = stopDeadline.map { max(0, min($0 - now, 50)) } ?? max(0, nextHeartbeat - now)
+                let ready = try poller.poll(timeoutMs: Int(timeout))
+                if ready[1] { wakeup.drain() }
+                if ready[0] {
+                    while let frames = try router.receive(dontWait: true) {
+                        handleIncoming(frames, router: router, stopping: stopDeadline != nil, inflight: &inflight)
+                    }
+                }
+                let (replies, events) = outgoing.withLock { o -> ([[[UInt8]]], [OutboxEvent]) in
+                    defer { o = ([], []) }
+                    return (o.replies, o.events)
+                }
+                for reply in replies {
+                    _ = try router.send(reply, dontWait: true)
+                }
+                for event in events {
+                    if try pub.send([Array(event.type.utf8), event.envelope], dontWait: true) {
+                        count("events.published")
+                    } else {
+                        count("events.dropped")
+                    }
+                    head = max(head, event.seq)
+                }
+            }
+        } catch ZMQError.contextTerminated {
+            // the process is shutting down
+        } catch {
+            logger.error("host.loop_failed", metadata: ["error": "\(error)"])
+        }
+        // Fail whatever is still in flight, so no caller is left waiting for its deadline.
+        for (id, routing) in inflight {
+            let reply = ReplyEnvelope<Empty>(
+                id: id, type: "", body: nil,
+                error: ServiceError(code: "shutting_down", message: "\(name) is shutting down", status: 503))
+            if let bytes = try? WireJSON.encode(reply) { _ = try? router.send(routing + [bytes], dontWait: true) }
+        }
+        router.close()
+        pub.close()
+        logger.info("host.stopped")
+        let c = finished.withLock { slot -> CheckedContinuation<Void, Never>? in
+            done.store(true, ordering: .releasing)
+            defer { slot = nil }
+            return slot
+        }
+        c?.resume()
+    }
+
+    private func handleIncoming(
+        _ frames: [[UInt8]], router: ZMQSocket, stopping: Bool, inflight: inout [String: [[UInt8]]]
+    ) {
+        // [routing id..., empty delimiter, envelope]; a DEALER may omit the delimiter.
+        guard frames.count >= 2 else { return }  // nothing to route a reply to
+        let routing: [[UInt8]]
+        if let delimiter = frames.firstIndex(where: { $0.isEmpty }), delimiter > 0, delimiter == frames.count - 2 {
+            routing = Array(frames[...delimiter])
+        } else {
+            routing = Array(frames.dropLast())
+        }
+        let payload = frames.last!
+        func reply(_ id: String, _ type: String, _ error: ServiceError) {
+            count("requests.rejected")
+            let envelope = ReplyEnvelope<Empty>(id: id, type: type, body: nil, error: error)
+            if let bytes = try? WireJSON.encode(envelope) { _ = try? router.send(routing + [bytes], dontWait: true) }
+        }
+        guard let header = try? WireJSON.decode(RequestHeader.self, from: payload) else {
+            reply("", "", .badRequest("malformed_envelope", "not a request envelope"))
+            return
+        }
+        guard header.v == wireVersion else {
+            reply(header.id, header.type, .badRequest("unsupported_version", "envelope version \(header.v) is not \(wireVersion)"))
+            return
+        }
+        if stopping {
+            reply(header.id, header.type, ServiceError(code: "shutting_down", message: "\(name) is shutting down", status: 503))
+            return
+        }
+        if header.deadline < Timestamp.nowMs() {
+            reply(header.id, header.type, ServiceError(code: "deadline_exceeded", message: "deadline passed before handling", status: 504))
+            return
+        }
+        count("requests.\(header.type)")
+        if header.type == Ops.Ping.type {
+            let body = Ops.Ping.Reply(service: name, uptimeMs: Timestamp.nowMs() - startedMs, counters: counterSnapshot())
+            if let bytes = try? WireJSON.encode(ReplyEnvelope(id: header.id, type: header.type, body: body, error: nil)) {
+                _ = try? router.send(routing + [bytes], dontWait: true)
+            }
+            return
+        }
+        guard let handler = handlers.withLock({ $0[header.type] }) else {
+            reply(header.id, header.type, .badRequest("unknown_type", "no handler for \(header.type)"))
+            return
+        }
+        let context = RequestContext(correlationId: header.id, type: header.type, deadline: header.deadline, trace: header.trace)
+        inflight[header.id] = routing
+        Task { [self] in
+            let bytes = await handler(payload, context)
+            completedIDs.withLock { $0.append(header.id) }
+            outgoing.withLock { $0.replies.append(routing + [bytes]) }
+            wakeup.signal()
+        }
+    }
+}
+
+/// Moves freshly created sockets to the thread that will own them.
+private final class SocketBox: @unchecked Sendable {
+    // @unchecked: written once before the thread starts, taken once by that thread, never shared.
+    private var sockets: (router: ZMQSocket, pub: ZMQSocket)?
+    init(router: ZMQSocket, pub: ZMQSocket) { sockets = (router, pub) }
+    func take() -> (router: ZMQSocket, pub: ZMQSocket) {
+        defer { sockets = nil }
+        return sockets!
+    }
+}

@@ -1,0 +1,28 @@
+/// How a service's sockets authenticate and encrypt. `.plain` (the default for local runs) sends
+/// ZMTP NULL; CURVE is added in `CurveSecurity.swift`.
+public struct TransportSecurity: Sendable {
+    /// Applied to a server-side socket (ROUTER, PUB) before it binds.
+    public var configureServer: @Sendable (ZMQSocket) throws -> Void
+    /// Applied to a client-side socket (DEALER, SUB) before it connects.
+    public var configureClient: @Sendable (ZMQSocket) throws -> Void
+
+    public init(
+        configureServer: @escaping @Sendable (ZMQSocket) throws -> Void,
+        configureClient: @escaping @Sendable (ZMQSocket) throws -> Void
+    ) {
+        self.configureServer = configureServer
+        self.configureClient = configureClient
+    }
+
+    /// No encryption, no authentication.
+    public static let plain = TransportSecurity(configureServer: { _ in }, configureClient: { _ in })
+}
+
+/// Socket tuning shared by every service: heartbeats every 1 s with a 5 s timeout, reconnect
+/// after 100 ms backing off to 5 s. (ZMTP 3.1 heartbeats, libzmq ≥ 4.2.)
+enum SocketDefaults {
+    static func apply(_ socket: ZMQSocket) throws {
+        try socket.setHeartbeat(intervalMs: 1_000, timeoutMs: 5_000, ttlMs: 10_000)
+        try socket.setReconnect(intervalMs: 100, maxMs: 5_000)
+    }
+}

@@ -1,0 +1,256 @@
+/// NotificationService's messages: the follow graph and notifications.
+/// Producer name for events: `notification`.
+public enum Graph {
+    /// Follows `username` (idempotent; `notifyPosts` nil keeps the current flag, default false).
+    /// Errors: 404 `not_found`, 422 `cannot_follow_self`.
+    public enum Follow: RPC {
+        public static let type = "graph.follow"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var followerId: String
+            public var username: String
+            public var notifyPosts: Bool?
+            public init(followerId: String, username: String, notifyPosts: Bool?) {
+                self.followerId = followerId
+                self.username = username
+                self.notifyPosts = notifyPosts
+            }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var followState: FollowState
+            public var notifyPosts: Bool
+            public init(followState: FollowState, notifyPosts: Bool) {
+                self.followState = followState
+                self.notifyPosts = notifyPosts
+            }
+        }
+    }
+
+    /// Unfollows `username` (idempotent). Errors: 404, 422 `cannot_follow_self`.
+    public enum Unfollow: RPC {
+        public static let type = "graph.unfollow"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var followerId: String
+            public var username: String
+            public init(followerId: String, username: String) {
+                self.followerId = followerId
+                self.username = username
+            }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var followState: FollowState
+            public init(followState: FollowState) { self.followState = followState }
+        }
+    }
+
+    /// The profile header's NotificationService half. Errors: 404.
+    public enum Header: RPC {
+        public static let type = "graph.header"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var viewerId: String
+            public var username: String
+            public init(viewerId: String, username: String) {
+                self.viewerId = viewerId
+                self.username = username
+            }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var userId: String
+            public var followers: Int
+            public var following: Int
+            public var followState: FollowState
+            public init(userId: String, followers: Int, following: Int, followState: FollowState) {
+                self.userId = userId
+                self.followers = followers
+                self.following = following
+                self.followState = followState
+            }
+        }
+    }
+
+    /// A list entry: a user id and the viewer's follow state toward it.
+    public struct Entry: Codable, Sendable, Equatable {
+        public var userId: String
+        public var followState: FollowState
+        public init(userId: String, followState: FollowState) {
+            self.userId = userId
+            self.followState = followState
+        }
+    }
+
+    /// Followers (`following: false`) or followees (`following: true`) of `username`, newest
+    /// edge first. Errors: 404, 400 `invalid_cursor`.
+    public enum ListEdges: RPC {
+        public static let type = "graph.list_edges"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var viewerId: String
+            public var username: String
+            public var following: Bool
+            public var page: PageRequest
+            public init(viewerId: String, username: String, following: Bool, page: PageRequest) {
+                self.viewerId = viewerId
+                self.username = username
+                self.following = following
+                self.page = page
+            }
+        }
+        public typealias Reply = Page<Entry>
+    }
+
+    /// The viewer's follow state toward many users at once (for enriching lists).
+    public enum FollowStates: RPC {
+        public static let type = "graph.follow_states"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var viewerId: String
+            public var userIds: [String]
+            public init(viewerId: String, userIds: [String]) {
+                self.viewerId = viewerId
+                self.userIds = userIds
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            /// user id → state, one per requested id.
+            public var states: [String: FollowState]
+            public init(states: [String: FollowState]) { self.states = states }
+        }
+    }
+
+    /// A notification as NotificationService stores it; the gateway replaces `actorId` with the
+    /// actor's PublicUser to make the API's `Notification`.
+    public struct Notification: Codable, Sendable, Equatable {
+        public struct PostRef: Codable, Sendable, Equatable {
+            public var id: String
+            public var thumbnailURL: String
+            public init(id: String, thumbnailURL: String) {
+                self.id = id
+                self.thumbnailURL = thumbnailURL
+            }
+        }
+        public var id: String
+        /// Strictly increasing per recipient.
+        public var seq: Int64
+        /// `like`, `follow`, `comment`, `tag` or `post`.
+        public var type: String
+        /// Ready to display, e.g. `alice liked your photo.`
+        public var text: String
+        public var createdAt: String
+        public var read: Bool
+        public var actorId: String
+        public var post: PostRef?
+        /// Set for `follow`: the recipient's current relation to the actor.
+        public var followState: FollowState?
+        public init(
+            id: String, seq: Int64, type: String, text: String, createdAt: String, read: Bool, actorId: String,
+            post: PostRef?, followState: FollowState?
+        ) {
+            self.id = id
+            self.seq = seq
+            self.type = type
+            self.text = text
+            self.createdAt = createdAt
+            self.read = read
+            self.actorId = actorId
+            self.post = post
+            self.followState = followState
+        }
+    }
+
+    /// A recipient's notifications, newest first, with the unread count.
+    public enum ListNotifications: RPC {
+        public static let type = "notify.list"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public var page: PageRequest
+            public init(recipientId: String, page: PageRequest) {
+                self.recipientId = recipientId
+                self.page = page
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var items: [Notification]
+            public var nextCursor: String?
+            public var unreadCount: Int
+            public init(items: [Notification], nextCursor: String?, unreadCount: Int) {
+                self.items = items
+                self.nextCursor = nextCursor
+                self.unreadCount = unreadCount
+            }
+        }
+    }
+
+    /// Everything after `afterSeq`, oldest first, at most `limit` (for stream resume).
+    public enum NotificationsSince: RPC {
+        public static let type = "notify.since"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public var afterSeq: Int64
+            public var limit: Int
+            public init(recipientId: String, afterSeq: Int64, limit: Int) {
+                self.recipientId = recipientId
+                self.afterSeq = afterSeq
+                self.limit = limit
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var items: [Notification]
+            /// The recipient's newest seq (0 when none).
+            public var headSeq: Int64
+            public init(items: [Notification], headSeq: Int64) {
+                self.items = items
+                self.headSeq = headSeq
+            }
+        }
+    }
+
+    /// Marks read every notification with `seq <= upToSeq`.
+    public enum MarkRead: RPC {
+        public static let type = "notify.mark_read"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public var upToSeq: Int64
+            public init(recipientId: String, upToSeq: Int64) {
+                self.recipientId = recipientId
+                self.upToSeq = upToSeq
+            }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var unreadCount: Int
+            public init(unreadCount: Int) { self.unreadCount = unreadCount }
+        }
+    }
+
+    // MARK: Events
+
+    /// A follow edge was created or removed (only on a real change).
+    public struct FollowChanged: Event {
+        public static let type = "graph.follow.changed"
+        public var followerId: String
+        public var followeeId: String
+        public var following: Bool
+        public var notifyPosts: Bool
+        public init(followerId: String, followeeId: String, following: Bool, notifyPosts: Bool) {
+            self.followerId = followerId
+            self.followeeId = followeeId
+            self.following = following
+            self.notifyPosts = notifyPosts
+        }
+    }
+
+    /// A notification was stored for `recipientId`.
+    public struct NotificationCreated: Event {
+        public static let type = "notify.created"
+        public var recipientId: String
+        public var notification: Notification
+        public init(recipientId: String, notification: Notification) {
+            self.recipientId = recipientId
+            self.notification = notification
+        }
+    }
+}

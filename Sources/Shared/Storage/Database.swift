@@ -1,0 +1,171 @@
+import Dispatch
+import Synchronization
+
+/// An event written to the outbox in a committed transaction, ready to publish.
+public struct OutboxEvent: Sendable {
+    public var seq: Int64
+    public var type: String
+    /// The whole event envelope as JSON bytes.
+    public var envelope: [UInt8]
+}
+
+/// A write transaction: the connection plus the outbox, so a state change and the events that
+/// announce it commit together (the transactional outbox pattern).
+public final class Transaction {
+    public let connection: SQLiteConnection
+    let producer: String?
+    var emitted: [OutboxEvent] = []
+
+    init(connection: SQLiteConnection, producer: String?) {
+        self.connection = connection
+        self.producer = producer
+    }
+
+    /// Runs a statement on the transaction's connection (shorthand for `connection.query`).
+    @discardableResult
+    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
+        try connection.query(sql, params)
+    }
+
+    /// Appends an event to the outbox; it is published after the transaction commits.
+    /// - Returns: the event's sequence number.
+    /// - Throws: `SQLiteError`, or an encoding error for the body.
+    @discardableResult
+    public func emit<E: Event>(_ event: E) throws -> Int64 {
+        guard let producer else { preconditionFailure("emit on a Database without a producer name") }
+        let body = String(decoding: try WireJSON.encode(event), as: UTF8.self)
+        let time = Timestamp.now()
+        try connection.query("INSERT INTO outbox(type, time, body) VALUES (?, ?, ?)", [E.type, time, body])
+        let seq = connection.lastInsertRowID
+        let envelope = Outbox.envelope(producer: producer, seq: seq, type: E.type, time: time, body: body)
+        emitted.append(OutboxEvent(seq: seq, type: E.type, envelope: envelope))
+        return seq
+    }
+
+    /// The last sequence number applied from `producer` (0 if none); see `EventSubscriber`.
+    public func cursor(for producer: String) throws -> Int64 {
+        try connection.queryOne("SELECT seq FROM event_cursor WHERE producer = ?", [producer])?.int(0) ?? 0
+    }
+
+    /// Records that events from `producer` up to `seq` are applied, in this transaction.
+    public func setCursor(_ seq: Int64, for producer: String) throws {
+        try connection.query(
+            "INSERT INTO event_cursor(producer, seq) VALUES (?, ?) ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq",
+            [producer, seq])
+    }
+}
+
+@available(*, unavailable, message: "Transaction is confined to its Database write queue")
+extension Transaction: Sendable {}
+
+/// The outbox table and its envelope format.
+public enum Outbox {
+    /// Foundation tables every service database has: `outbox` (events, kept for replay) and
+    /// `event_cursor` (last applied sequence number per producer this service subscribes to).
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS outbox(
+            seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+        """
+
+    /// Builds the envelope JSON (sorted keys, as `WireJSON` would) around an already-encoded body.
+    static func envelope(producer: String, seq: Int64, type: String, time: String, body: String) -> [UInt8] {
+        let p = String(decoding: (try? WireJSON.encode(producer)) ?? [], as: UTF8.self)
+        let t = String(decoding: (try? WireJSON.encode(type)) ?? [], as: UTF8.self)
+        return Array(
+            "{\"body\":\(body),\"producer\":\(p),\"seq\":\(seq),\"time\":\"\(time)\",\"type\":\(t),\"v\":\(wireVersion)}"
+                .utf8)
+    }
+}
+
+/// A service's SQLite database: one writer connection on its own serial queue and a few reader
+/// connections on theirs (WAL lets them read while the writer writes). Blocking SQLite calls
+/// never run on Swift's cooperative thread pool.
+public final class Database: @unchecked Sendable {
+    // @unchecked: each connection is only touched on its own serial DispatchQueue; `publisher`
+    // is guarded by a Mutex; the other stored properties are immutable.
+    private let writer: SQLiteConnection
+    private let writeQueue: DispatchQueue
+    private let readers: [(SQLiteConnection, DispatchQueue)]
+    private let nextReader = Atomic<Int>(0)
+    private let producer: String?
+    private let publisher = Mutex<(@Sendable ([OutboxEvent]) -> Void)?>(nil)
+
+    /// Opens the database at `path`, creates the outbox tables and applies `migrations`
+    /// (see `SQLiteConnection.migrate`).
+    /// - Parameters:
+    ///   - producer: the service's producer name for events it emits (nil: emits none).
+    ///   - readers: number of read connections.
+    /// - Throws: `SQLiteError`.
+    public init(path: String, producer: String?, migrations: [String], readers: Int = 2) throws {
+        writer = try SQLiteConnection(path: path)
+        try writer.execute(Outbox.schema)
+        try writer.migrate(migrations)
+        writeQueue = DispatchQueue(label: "db.writer")
+        var rs: [(SQLiteConnection, DispatchQueue)] = []
+        for i in 0..<max(1, readers) {
+            rs.append((try SQLiteConnection(path: path), DispatchQueue(label: "db.reader.\(i)")))
+        }
+        self.readers = rs
+        self.producer = producer
+    }
+
+    /// Sets where committed outbox events go (the service host's PUB socket loop).
+    public func setPublisher(_ publish: @escaping @Sendable ([OutboxEvent]) -> Void) {
+        publisher.withLock { $0 = publish }
+    }
+
+    /// Runs `body` in a write transaction on the writer queue; events it emits are handed to the
+    /// publisher after the commit, in sequence order.
+    /// - Throws: whatever `body` throws (the transaction is rolled back), or `SQLiteError`.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writeQueue.async {
+                let tx = Transaction(connection: self.writer, producer: self.producer)
+                do {
+                    let result = try self.writer.transaction { try body(tx) }
+                    if !tx.emitted.isEmpty, let publish = self.publisher.withLock({ $0 }) {
+                        publish(tx.emitted)
+                    }
+                    continuation.resume(returning: result)
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` with a read connection on that connection's queue (no transaction is opened;
+    /// open one with `BEGIN`/`COMMIT` for a consistent multi-statement read).
+    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
+        return try await withCheckedThrowingContinuation { continuation in
+            readers[index].1.async {
+                do { continuation.resume(returning: try body(self.readers[index].0)) } catch { continuation.resume(throwing: error) }
+            }
+        }
+    }
+
+    /// The newest outbox sequence number (0 when empty), read synchronously on the writer queue.
+    public func currentHead() -> Int64 {
+        writeQueue.sync { (try? writer.queryOne("SELECT COALESCE(MAX(seq), 0) FROM outbox")?.int(0)) ?? 0 }
+    }
+
+    /// Outbox events with `seq > after`, oldest first, at most `limit`, and the newest seq.
+    public func outbox(after: Int64, limit: Int) async throws -> (head: Int64, events: [OutboxEvent]) {
+        let producer = self.producer ?? ""
+        return try await read { conn in
+            let head = try conn.queryOne("SELECT COALESCE(MAX(seq), 0) FROM outbox")?.int(0) ?? 0
+            guard limit > 0 else { return (head, []) }
+            let rows = try conn.query(
+                "SELECT seq, type, time, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", [after, limit])
+            let events = rows.map { r in
+                OutboxEvent(
+                    seq: r.int(0), type: r.string(1),
+                    envelope: Outbox.envelope(
+                        producer: producer, seq: r.int(0), type: r.string(1), time: r.string(2), body: r.string(3)))
+            }
+            return (head, events)
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import CSQLite
+
+/// An error from SQLite: result code, SQLite's message and the SQL that failed.
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    /// The extended result code (e.g. 2067 SQLITE_CONSTRAINT_UNIQUE).
+    public var code: Int32
+    public var message: String
+    public var sql: String?
+
+    public var description: String { "SQLite error \(code): \(message)" + (sql.map { " [\($0)]" } ?? "") }
+
+    /// True for UNIQUE and PRIMARY KEY constraint violations.
+    public var isUniqueViolation: Bool { code == 2067 || code == 1555 }
+}
+
+/// A value bound to or read from a statement.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case int(Int64)
+    case double(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public var int: Int64? {
+        if case .int(let v) = self { return v }
+        return nil
+    }
+    public var string: String? {
+        if case .text(let v) = self { return v }
+        return nil
+    }
+    public var bool: Bool { int.map { $0 != 0 } ?? false }
+}
+
+extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral {
+    public init(stringLiteral value: String) { self = .text(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(nilLiteral: ()) { self = .null }
+}
+
+/// Conversions into `SQLValue` for binding.
+public protocol SQLBindable { var sqlValue: SQLValue { get } }
+extension String: SQLBindable { public var sqlValue: SQLValue { .text(self) } }
+extension Int: SQLBindable { public var sqlValue: SQLValue { .int(Int64(self)) } }
+extension Int64: SQLBindable { public var sqlValue: SQLValue { .int(self) } }
+extension Bool: SQLBindable { public var sqlValue: SQLValue { .int(self ? 1 : 0) } }
+extension Double: SQLBindable { public var sqlValue: SQLValue { .double(self) } }
+extension SQLValue: SQLBindable { public var sqlValue: SQLValue { self } }
+extension Optional: SQLBindable where Wrapped: SQLBindable {
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}
+
+/// One result row, read by column index.
+public struct Row: Sendable {
+    public var values: [SQLValue]
+    public subscript(_ i: Int) -> SQLValue { values[i] }
+    public func int(_ i: Int) -> Int64 { values[i].int ?? 0 }
+    public func string(_ i: Int) -> String { values[i].string ?? "" }
+    public func optionalString(_ i: Int) -> String? { values[i].string }
+    public func bool(_ i: Int) -> Bool { values[i].bool }
+}
+
+private let SQLITE_TRANSIENT_PTR = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a prepared-statement cache. Not thread-safe: `Database` confines
+/// each connection to one dispatch queue.
+public final class SQLiteConnection {
+    private var db: OpaquePointer?
+    private var cache: [String: OpaquePointer] = [:]
+    public let path: String
+
+    /// Opens (creating) the database at `path` in WAL mode with a busy timeout.
+    /// - Parameters:
+    ///   - busyTimeoutMs: how long a locked database is retried before SQLITE_BUSY, in ms.
+    /// - Throws: `SQLiteError`.
+    public init(path: String, readOnly: Bool = false, busyTimeoutMs: Int32 = 5_000) throws {
+        self.path = path
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        var handle: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: rc, message: message, sql: nil)
+        }
+        db = handle
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, busyTimeoutMs)
+        if !readOnly {
+            try execute("PRAGMA journal_mode=WAL")
+            try execute("PRAGMA synchronous=NORMAL")
+        }
+        try execute("PRAGMA foreign_keys=ON")
+    }
+
+    deinit {
+        for (_, stmt) in cache { sqlite3_finalize(stmt) }
+        sqlite3_close_v2(db)
+    }
+
+    private func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(db), message: String(cString: sqlite3_errmsg(db)), sql: sql)
+    }
+
+    /// Runs one or more statements without parameters or results (schema, pragmas).
+    public func execute(_ sql: String) throws {
+        var errmsg: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &errmsg)
+        if rc != SQLITE_OK {
+            let message = errmsg.map { String(cString: $0) } ?? "error"
+            sqlite3_free(errmsg)
+            throw SQLiteError(code: sqlite3_extended_errcode(db), message: message, sql: sql)
+        }
+    }
+
+    private func statement(_ sql: String) throws -> OpaquePointer {
+        if let s = cache[sql] { return s }
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql) }
+        cache[sql] = stmt
+        return stmt
+    }
+
+    /// Runs a statement with parameters (`?` placeholders, bound in order) and returns all rows.
+    /// - Throws: `SQLiteError` with the SQL.
+    @discardableResult
+    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
+        let stmt = try statement(sql)
+        defer {
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
+        }
+        for (i, p) in params.enumerated() {
+            let idx = Int32(i + 1)
+            let rc: Int32
+            switch p.sqlValue {
+            case .null: rc = sqlite3_bind_null(stmt, idx)
+            case .int(let v): rc = sqlite3_bind_int64(stmt, idx, v)
+            case .double(let v): rc = sqlite3_bind_double(stmt, idx, v)
+            case .text(let v): rc = sqlite3_bind_text(stmt, idx, v, -1, SQLITE_TRANSIENT_PTR)
+            case .blob(let v):
+                rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT_PTR) }
+            }
+            if rc != SQLITE_OK { throw error(rc, sql) }
+        }
+        var rows: [Row] = []
+        let columns = sqlite3_column_count(stmt)
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc, sql) }
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(columns))
+            for c in 0..<columns {
+                switch sqlite3_column_type(stmt, c) {
+                case SQLITE_INTEGER: values.append(.int(sqlite3_column_int64(stmt, c)))
+                case SQLITE_FLOAT: values.append(.double(sqlite3_column_double(stmt, c)))
+                case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, c))))
+                case SQLITE_BLOB:
+                    let n = Int(sqlite3_column_bytes(stmt, c))
+                    if n > 0, let p = sqlite3_column_blob(stmt, c) {
+                        values.append(.blob(Array(UnsafeRawBufferPointer(start: p, count: n))))
+                    } else {
+                        values.append(.blob([]))
+                    }
+                default: values.append(.null)
+                }
+            }
+            rows.append(Row(values: values))
+        }
+        return rows
+    }
+
+    /// The first row, or nil.
+    public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> Row? {
+        try query(sql, params).first
+    }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { Int(sqlite3_changes(db)) }
+
+    /// The rowid of the last INSERT.
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(db) }
+
+    /// Runs `body` in a transaction (`BEGIN IMMEDIATE`), committing on return, rolling back on throw.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Applies schema migrations by `PRAGMA user_version`: migration *i* (0-based) runs once,
+    /// in its own transaction, when user_version ≤ i, and sets user_version to i + 1.
+    public func migrate(_ migrations: [String]) throws {
+        let current = Int(try queryOne("PRAGMA user_version")?.int(0) ?? 0)
+        for (i, sql) in migrations.enumerated() where i >= current {
+            try transaction {
+                try execute(sql)
+                try execute("PRAGMA user_version = \(i + 1)")
+            }
+        }
+    }
+}
+
+@available(*, unavailable, message: "SQLiteConnection is confined to its Database queue")
+extension SQLiteConnection: Sendable {}

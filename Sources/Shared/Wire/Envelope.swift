@@ -1,0 +1,186 @@
+/// Version of the envelope format. A receiver accepts this version; unknown fields are ignored,
+/// so an older build reads a newer one's messages as long as the version stays.
+public let wireVersion = 1
+
+/// The fields of a request envelope except its body; decoded first to route the message.
+///
+/// JSON: `{"v": 1, "id": "<correlation id>", "type": "auth.login", "deadline": <unix ms>,
+/// "trace": "<trace id>", "body": {...}}`.
+public struct RequestHeader: Codable, Sendable, Equatable {
+    /// Envelope version (`wireVersion`).
+    public var v: Int
+    /// Correlation id: echoed in the reply so the caller matches it to its request.
+    public var id: String
+    /// Message type, e.g. `auth.login`.
+    public var type: String
+    /// Absolute deadline in Unix milliseconds; past it the caller has given up.
+    public var deadline: Int64
+    /// Trace id carried through every hop of one client request.
+    public var trace: String
+}
+
+/// A request envelope with its typed body.
+public struct RequestEnvelope<Body: Codable & Sendable>: Codable, Sendable {
+    public var v: Int
+    public var id: String
+    public var type: String
+    public var deadline: Int64
+    public var trace: String
+    public var body: Body
+
+    public init(id: String, type: String, deadline: Int64, trace: String, body: Body) {
+        self.v = wireVersion
+        self.id = id
+        self.type = type
+        self.deadline = deadline
+        self.trace = trace
+        self.body = body
+    }
+}
+
+/// A reply envelope: the correlation id of its request and either a body or an error.
+///
+/// JSON: `{"v": 1, "id": "...", "type": "auth.login", "body": {...}}` or
+/// `{"v": 1, "id": "...", "type": "auth.login", "error": {"code": "...", "message": "...", "status": 409}}`.
+public struct ReplyEnvelope<Body: Codable & Sendable>: Codable, Sendable {
+    public var v: Int
+    public var id: String
+    public var type: String
+    public var body: Body?
+    public var error: ServiceError?
+
+    public init(id: String, type: String, body: Body?, error: ServiceError?) {
+        self.v = wireVersion
+        self.id = id
+        self.type = type
+        self.body = body
+        self.error = error
+    }
+}
+
+/// The fields of a reply except its body.
+public struct ReplyHeader: Codable, Sendable {
+    public var v: Int
+    public var id: String
+    public var type: String
+    public var error: ServiceError?
+}
+
+/// A field-level validation error, as in the `errors` member of the API's problem details.
+public struct FieldError: Codable, Sendable, Equatable {
+    /// The offending field's name as the client sent it (camelCase), e.g. `email`.
+    public var field: String
+    /// Stable snake_case code, e.g. `invalid_email`.
+    public var code: String
+    /// Human-readable explanation.
+    public var message: String
+
+    public init(field: String, code: String, message: String) {
+        self.field = field
+        self.code = code
+        self.message = message
+    }
+}
+
+/// A typed error carried in a reply: a stable code, a message and the HTTP status the gateway
+/// should answer with (RFC 9457 problem details are built from it).
+public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringConvertible {
+    /// Stable snake_case code, e.g. `username_taken`, `not_found`, `unknown_type`.
+    public var code: String
+    /// Human-readable message; never contains secrets.
+    public var message: String
+    /// HTTP status for the gateway (400, 401, 403, 404, 409, 422, 429, 500, 503, 504).
+    public var status: Int
+    /// Per-field validation errors (status 400 only).
+    public var fields: [FieldError]?
+    /// Seconds after which a retry may succeed (status 429).
+    public var retryAfter: Int?
+
+    public init(code: String, message: String, status: Int, fields: [FieldError]? = nil, retryAfter: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.status = status
+        self.fields = fields
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "\(status) \(code): \(message)" }
+
+    // Common errors.
+    public static func badRequest(_ code: String, _ message: String, fields: [FieldError]? = nil) -> ServiceError {
+        ServiceError(code: code, message: message, status: 400, fields: fields)
+    }
+    /// A validation failure naming the fields (code `validation_failed` unless one field: its code).
+    public static func validation(_ fields: [FieldError]) -> ServiceError {
+        let code = fields.count == 1 ? fields[0].code : "validation_failed"
+        let message = fields.map { "\($0.field): \($0.message)" }.joined(separator: "; ")
+        return ServiceError(code: code, message: message, status: 400, fields: fields)
+    }
+    public static func notFound(_ what: String) -> ServiceError {
+        ServiceError(code: "not_found", message: "\(what) not found", status: 404)
+    }
+    public static func forbidden(_ message: String) -> ServiceError {
+        ServiceError(code: "forbidden", message: message, status: 403)
+    }
+    public static func conflict(_ code: String, _ message: String) -> ServiceError {
+        ServiceError(code: code, message: message, status: 409)
+    }
+    public static func unprocessable(_ code: String, _ message: String) -> ServiceError {
+        ServiceError(code: code, message: message, status: 422)
+    }
+    public static func unauthorized(_ code: String, _ message: String) -> ServiceError {
+        ServiceError(code: code, message: message, status: 401)
+    }
+    public static func `internal`(_ message: String) -> ServiceError {
+        ServiceError(code: "internal_error", message: message, status: 500)
+    }
+    /// The service could not be reached (no connected peer, or it went away mid-request).
+    public static func unavailable(_ service: String) -> ServiceError {
+        ServiceError(code: "service_unavailable", message: "\(service) is unavailable", status: 503)
+    }
+    /// The service did not answer before the deadline.
+    public static func timeout(_ service: String) -> ServiceError {
+        ServiceError(code: "service_timeout", message: "\(service) did not answer in time", status: 504)
+    }
+}
+
+/// The fields of an event envelope except its body.
+///
+/// Events travel as two frames `[topic, envelope]` where topic is the event type.
+/// JSON: `{"v": 1, "producer": "auth", "seq": 42, "type": "auth.user.registered",
+/// "time": "2026-11-29T18:04:50.123Z", "body": {...}}`. `seq` increases strictly per producer.
+public struct EventHeader: Codable, Sendable, Equatable {
+    public var v: Int
+    /// The publishing service (`auth`, `profile`, `notification`).
+    public var producer: String
+    /// The producer's outbox sequence number: strictly increasing, never reused.
+    public var seq: Int64
+    /// Event type, also the topic frame.
+    public var type: String
+    /// When the state change was committed (RFC 3339).
+    public var time: String
+}
+
+/// An event envelope with its typed body.
+public struct EventEnvelope<Body: Codable & Sendable>: Codable, Sendable {
+    public var v: Int
+    public var producer: String
+    public var seq: Int64
+    public var type: String
+    public var time: String
+    public var body: Body
+
+    public init(producer: String, seq: Int64, type: String, time: String, body: Body) {
+        self.v = wireVersion
+        self.producer = producer
+        self.seq = seq
+        self.type = type
+        self.time = time
+        self.body = body
+    }
+}
+
+/// An empty request or reply body (`{}`).
+public struct Empty: Codable, Sendable, Equatable {
+    public init() {}
+}

@@ -1,0 +1,95 @@
+import Foundation
+import Shared
+
+/// The backend services started as real processes on ephemeral loopback ports, with a fresh
+/// `DATA_DIR`. Start order follows the dependencies: auth, profile, notification, then gateway.
+public final class Cluster: @unchecked Sendable {
+    // @unchecked: mutated only by the test that owns it, from one task at a time.
+    public let dataDirectory: String
+    public private(set) var processes: [String: ServiceProcess] = [:]
+    /// Endpoints by service: `["auth": ["rpc": ..., "events": ...], "gateway": ["port": ...]]`.
+    public private(set) var endpoints: [String: [String: String]] = [:]
+    public let extraEnvironment: [String: String]
+
+    public init(dataDirectory: String = makeTemporaryDirectory(), extraEnvironment: [String: String] = [:]) {
+        self.dataDirectory = dataDirectory
+        self.extraEnvironment = extraEnvironment
+    }
+
+    static let executables = ["auth": "AuthService", "profile": "ProfileService", "notification": "NotificationService", "gateway": "Gateway"]
+    static let prefixes = ["auth": "AUTH", "profile": "PROFILE", "notification": "NOTIFICATION"]
+
+    /// The environment a service gets: clients' endpoints for the services already started,
+    /// its own binds (ephemeral the first time, the same ports on a restart).
+    func environment(for service: String) -> [String: String] {
+        var env = extraEnvironment
+        env["DATA_DIR"] = dataDirectory
+        env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
+        for (other, fields) in endpoints {
+            guard let prefix = Self.prefixes[other] else { continue }
+            env["\(prefix)_RPC_ENDPOINT"] = fields["rpc"]
+            env["\(prefix)_EVENTS_ENDPOINT"] = fields["events"]
+        }
+        if let prefix = Self.prefixes[service] {
+            env["\(prefix)_RPC_BIND"] = endpoints[service]?["rpc"] ?? "tcp://127.0.0.1:*"
+            env["\(prefix)_EVENTS_BIND"] = endpoints[service]?["events"] ?? "tcp://127.0.0.1:*"
+        }
+        if service == "gateway" {
+            env["GATEWAY_HOST"] = "127.0.0.1"
+            env["GATEWAY_PORT"] = endpoints["gateway"]?["port"] ?? "0"
+        }
+        return env
+    }
+
+    /// Starts (or restarts, on the same ports) one service and waits until it is ready.
+    @discardableResult
+    public func start(_ service: String) async throws -> [String: String] {
+        let process = ServiceProcess(Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory)
+        let fields = try await process.start()
+        processes[service] = process
+        endpoints[service] = fields
+        return fields
+    }
+
+    /// Starts the given services in order (default: the three back-end services).
+    public func start(_ services: [String] = ["auth", "profile", "notification"]) async throws {
+        for s in services { try await start(s) }
+    }
+
+    /// SIGTERM, wait; returns seconds taken.
+    @discardableResult
+    public func stop(_ service: String) -> Double? { processes[service]?.stop() }
+
+    /// SIGKILL, wait.
+    public func kill(_ service: String) { processes[service]?.kill() }
+
+    /// An RPC client to a started service.
+    public func client(_ service: String, context: ZMQContext) throws -> RPCClient {
+        try RPCClient(
+            service: service, endpoint: endpoints[service]!["rpc"]!, context: context, logger: Logger(service: "test", minimum: .error))
+    }
+
+    /// The gateway's HTTP port.
+    public var gatewayPort: Int { Int(endpoints["gateway"]?["port"] ?? "0") ?? 0 }
+
+    /// Stops everything.
+    public func stopAll() {
+        for s in ["gateway", "notification", "profile", "auth"] { processes[s]?.stop() }
+    }
+
+    deinit { stopAll() }
+}
+
+/// Waits until `client` can reach its service (a ping answered), polling with short RPC
+/// deadlines rather than sleeping.
+public func waitUntilReachable(_ client: RPCClient, timeoutMs: Int64 = 10_000) async throws {
+    let end = Timestamp.nowMs() + timeoutMs
+    while true {
+        do {
+            _ = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 500)
+            return
+        } catch let e as ServiceError where Timestamp.nowMs() < end && (e.status == 503 || e.status == 504) {
+            continue
+        }
+    }
+}

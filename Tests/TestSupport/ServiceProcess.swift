@@ -1,0 +1,124 @@
+import Foundation
+import Shared
+import Synchronization
+
+/// Errors from launching or talking to the real executables in tests.
+public struct TestSupportError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A real service executable run as a child process, for integration tests.
+///
+/// `start()` waits for the `READY {...}` line the service prints on stdout once its sockets are
+/// bound (no sleeping); stderr goes to a log file kept for post-mortems.
+public final class ServiceProcess: @unchecked Sendable {
+    // @unchecked: `process` and `ready` are only touched under `lock`.
+    public let name: String
+    public let environment: [String: String]
+    public let logPath: String
+    private let lock = NSLock()
+    private var process: Process?
+
+    /// The directory holding the built executables (next to the test bundle), or `PRODUCTS_DIR`.
+    public static var productsDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["PRODUCTS_DIR"] { return dir }
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        // …/debug/InstaBackendPackageTests.xctest may be a directory bundle on some setups.
+        while url.lastPathComponent.hasSuffix(".xctest") || url.lastPathComponent == "MacOS" || url.lastPathComponent == "Contents" {
+            url = url.deletingLastPathComponent()
+        }
+        return url.path
+    }
+
+    /// - Parameters:
+    ///   - name: executable name, e.g. `AuthService`.
+    ///   - environment: added to the test's own environment.
+    public init(_ name: String, environment: [String: String], logDirectory: String) {
+        self.name = name
+        self.environment = environment
+        self.logPath = "\(logDirectory)/\(name)-\(RandomID.make().prefix(6)).log"
+    }
+
+    /// Starts the process and waits (up to `timeout` seconds) for its ready line.
+    /// - Returns: the ready line's fields (e.g. `rpc`, `events`, `port`).
+    /// - Throws: `TestSupportError` if it exits or does not get ready in time.
+    public func start(timeout: Double = 60) async throws -> [String: String] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "\(Self.productsDirectory)/\(name)")
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe()
+        p.standardOutput = out
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        p.standardError = FileHandle(forWritingAtPath: logPath)
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        lock.withLock { process = p }
+        let handle = out.fileHandleForReading
+        let path = logPath
+        let name = self.name
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                var buffer = Data()
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty {
+                        let log = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+                        continuation.resume(throwing: TestSupportError("\(name) exited before ready: \(log.suffix(2000))"))
+                        return
+                    }
+                    buffer.append(chunk)
+                    while let nl = buffer.firstIndex(of: 10) {
+                        let line = String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self)
+                        buffer.removeSubrange(buffer.startIndex...nl)
+                        if line.hasPrefix("READY ") {
+                            let json = Data(line.dropFirst(6).utf8)
+                            let fields = (try? JSONDecoder().decode([String: String].self, from: json)) ?? [:]
+                            continuation.resume(returning: fields)
+                            // keep draining stdout so the child never blocks on a full pipe
+                            while !handle.availableData.isEmpty {}
+                            return
+                        }
+                    }
+                }
+            }
+            thread.start()
+            _ = timeout
+        }
+    }
+
+    /// The process id, while running.
+    public var pid: Int32? { lock.withLock { process?.processIdentifier } }
+
+    /// Sends SIGTERM and waits for exit; returns the seconds it took (nil if it was not running).
+    @discardableResult
+    public func stop() -> Double? {
+        guard let p = lock.withLock({ process }) else { return nil }
+        let t0 = Date()
+        if p.isRunning { p.terminate() }
+        p.waitUntilExit()
+        lock.withLock { process = nil }
+        return Date().timeIntervalSince(t0)
+    }
+
+    /// Kills with SIGKILL (a crash) and waits for exit.
+    public func kill() {
+        guard let p = lock.withLock({ process }) else { return }
+        if p.isRunning { Foundation.kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        lock.withLock { process = nil }
+    }
+
+    /// Exit status after `stop()`/`kill()` or a crash.
+    public var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
+
+    deinit { kill() }
+}
+
+/// A temporary directory for one test's data and logs.
+public func makeTemporaryDirectory(_ prefix: String = "insta-test") -> String {
+    let path = NSTemporaryDirectory() + "\(prefix)-\(RandomID.make().prefix(10))"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
