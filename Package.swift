@@ -23,6 +23,7 @@ let package = Package(
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
         .executableTarget(name: "ProfileService", dependencies: ["Shared"]),
         .executableTarget(name: "Gateway", dependencies: ["Shared", "CMicroHTTPD"]),
+        .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport"]),
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "AuthServiceTests", dependencies: ["Shared", "TestSupport"]),
