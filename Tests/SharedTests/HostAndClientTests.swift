@@ -1,0 +1,221 @@
+import CZMQ
+import Foundation
+import Testing
+
+@testable import Shared
+
+/// The service host and the RPC client, in process, over real TCP loopback sockets.
+struct HostAndClientTests {
+    let logger = Logger(service: "test", minimum: .error)
+
+    @Test func echoAndTypedErrors() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        let reply = try await client.call(TestRPC.Echo.self, .init(text: "hello"))
+        #expect(reply.text == "hello")
+        await #expect(throws: ServiceError.conflict("already_there", "it exists")) {
+            try await client.call(TestRPC.Fail.self, Empty())
+        }
+    }
+
+    @Test func unknownTypeAndMalformedBodyGetErrorReplies() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        do {
+            _ = try await client.call(Auth.Login.self, .init(login: "a", password: "b"))
+            Issue.record("expected unknown_type")
+        } catch let e as ServiceError {
+            #expect(e.code == "unknown_type" && e.status == 400)
+        }
+        // The echo handler gets a body of the wrong shape.
+        do {
+            _ = try await client.call(WrongShapeEcho.self, .init(other: 1))
+            Issue.record("expected malformed_body")
+        } catch let e as ServiceError {
+            #expect(e.code == "malformed_body")
+        }
+    }
+
+    @Test func malformedFramesFromARawSocketAreAnsweredNotIgnored() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let endpoint = host.boundEndpoints.withLock { $0.rpc }
+        let replies = try await Task.detached { () -> [[[UInt8]]] in
+            let dealer = try ZMQSocket(context, .dealer)
+            try dealer.set(ZMQ_RCVTIMEO, 5_000)
+            try dealer.connect(endpoint)
+            var out: [[[UInt8]]] = []
+            for payload in ["not json", #"{"v":1}"#, #"{"v":99,"id":"x","type":"test.echo","deadline":99999999999999,"trace":"t","body":{}}"#] {
+                try dealer.send([[], Array(payload.utf8)])
+                if let r = try dealer.receive() { out.append(r) }
+            }
+            // And a message with no delimiter and several frames: still answered.
+            try dealer.send([Array("junk".utf8), Array("more".utf8)])
+            if let r = try dealer.receive() { out.append(r) }
+            return out
+        }.value
+        #expect(replies.count == 4)
+        let codes = replies.compactMap { try? WireJSON.decode(ReplyHeader.self, from: $0.last ?? []).error?.code }
+        #expect(codes == ["malformed_envelope", "malformed_envelope", "unsupported_version", "malformed_envelope"])
+        // The host still serves well-formed requests afterwards.
+        let client = try RPCClient(service: "test", endpoint: endpoint, context: context, logger: logger)
+        defer { client.shutdown() }
+        #expect(try await client.call(TestRPC.Echo.self, .init(text: "still here")).text == "still here")
+    }
+
+    @Test func aSlowHandlerDoesNotDelayAFastOne() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        // Ordering, not timing: the fast reply must arrive while the slow one is still pending.
+        let order = OrderLog()
+        async let slow: Void = {
+            _ = try await client.call(TestRPC.Echo.self, .init(text: "slow", delayMs: 1_500), timeoutMs: 10_000)
+            await order.append("slow")
+        }()
+        async let fast: Void = {
+            _ = try await client.call(TestRPC.Echo.self, .init(text: "fast"), timeoutMs: 10_000)
+            await order.append("fast")
+        }()
+        _ = try await (slow, fast)
+        #expect(await order.items == ["fast", "slow"])
+    }
+
+    @Test func thousandsInFlightFromOneClient() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        let n = 3_000
+        let replies = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<n {
+                group.addTask { try await client.call(TestRPC.Echo.self, .init(text: "\(i)"), timeoutMs: 30_000).text }
+            }
+            var all = Set<String>()
+            for try await r in group { all.insert(r) }
+            return all
+        }
+        #expect(replies.count == n)
+    }
+
+    @Test func downIsUnavailableAndSlowIsTimeout() async throws {
+        let context = ZMQContext()
+        // Nothing listens here: a free port taken from the OS and released.
+        let probe = try ZMQSocket(context, .router)
+        let endpoint = try probe.bind("tcp://127.0.0.1:*")
+        probe.close()
+        let down = try RPCClient(service: "nobody", endpoint: endpoint, context: context, logger: logger)
+        defer { down.shutdown() }
+        do {
+            _ = try await down.call(TestRPC.Echo.self, .init(text: "x"), timeoutMs: 5_000)
+            Issue.record("expected unavailable")
+        } catch let e as ServiceError {
+            #expect(e.code == "service_unavailable" && e.status == 503)
+        }
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let slow = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { slow.shutdown() }
+        try await waitUntilConnected(slow)
+        do {
+            _ = try await slow.call(TestRPC.Echo.self, .init(text: "x", delayMs: 3_000), timeoutMs: 200)
+            Issue.record("expected timeout")
+        } catch let e as ServiceError {
+            #expect(e.code == "service_timeout" && e.status == 504)
+        }
+        // A lost reply wedges nothing: the next call works.
+        #expect(try await slow.call(TestRPC.Echo.self, .init(text: "after")).text == "after")
+    }
+
+    @Test func clientSurvivesTheServiceRestarting() async throws {
+        let context = ZMQContext()
+        var host = try makeTestHost(context: context)
+        let endpoint = host.boundEndpoints.withLock { $0.rpc }
+        let client = try RPCClient(service: "test", endpoint: endpoint, context: context, logger: logger)
+        defer { client.shutdown() }
+        #expect(try await client.call(TestRPC.Echo.self, .init(text: "one")).text == "one")
+        host.stop()
+        await host.run()  // returns once the socket thread has closed its sockets
+        do {
+            _ = try await client.call(TestRPC.Echo.self, .init(text: "while down"), timeoutMs: 2_000)
+            Issue.record("expected unavailable while down")
+        } catch let e as ServiceError {
+            #expect(e.status == 503)
+        }
+        host = try makeTestHost(context: context, rpc: endpoint)
+        defer { host.stop() }
+        try await waitUntilConnected(client)
+        #expect(try await client.call(TestRPC.Echo.self, .init(text: "two")).text == "two")
+    }
+
+    @Test func stopAnswersInFlightRequestsInsteadOfLeavingThemHanging() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        async let pending = client.call(TestRPC.Echo.self, .init(text: "slow", delayMs: 5_000), timeoutMs: 20_000)
+        // Wait until the host has the request in flight.
+        while (host.counterSnapshot()["requests.test.echo"] ?? 0) < 1 { await Task.yield() }
+        let t0 = Date()
+        host.stop()
+        await host.run()
+        let stopSeconds = Date().timeIntervalSince(t0)
+        do {
+            _ = try await pending
+            Issue.record("expected shutting_down")
+        } catch let e as ServiceError {
+            #expect(e.code == "shutting_down" && e.status == 503)
+        }
+        #expect(stopSeconds < 5)  // bounded by the 700 ms drain, far from the 5 s handler
+    }
+
+    @Test func pingReportsCounters() async throws {
+        let context = ZMQContext()
+        let host = try makeTestHost(context: context)
+        defer { host.stop() }
+        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        _ = try await client.call(TestRPC.Echo.self, .init(text: "x"))
+        let ping = try await client.call(Ops.Ping.self, Empty())
+        #expect(ping.service == "test")
+        #expect(ping.counters["requests.test.echo"] == 1)
+    }
+}
+
+enum WrongShapeEcho: RPC {
+    static let type = "test.echo"
+    static let isIdempotent = true
+    struct Request: Codable, Sendable { var other: Int }
+    typealias Reply = TestRPC.Echo.Reply
+}
+
+actor OrderLog {
+    var items: [String] = []
+    func append(_ s: String) { items.append(s) }
+}
+
+/// Retries pings until the client has a live connection (deadline-bounded, no sleeping).
+func waitUntilConnected(_ client: RPCClient) async throws {
+    let end = Timestamp.nowMs() + 10_000
+    while true {
+        do {
+            _ = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 500)
+            return
+        } catch let e as ServiceError where e.status == 503 && Timestamp.nowMs() < end {
+            await Task.yield()
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import Shared
+
+/// Message types used only by the foundation tests.
+enum TestRPC {
+    enum Echo: RPC {
+        static let type = "test.echo"
+        static let isIdempotent = true
+        struct Request: Codable, Sendable, Equatable {
+            var text: String
+            var delayMs: Int = 0
+        }
+        struct Reply: Codable, Sendable, Equatable { var text: String }
+    }
+
+    enum Fail: RPC {
+        static let type = "test.fail"
+        static let isIdempotent = false
+        typealias Request = Empty
+        typealias Reply = Empty
+    }
+
+    enum Emit: RPC {
+        static let type = "test.emit"
+        static let isIdempotent = false
+        struct Request: Codable, Sendable { var count: Int }
+        typealias Reply = Empty
+    }
+
+    struct Happened: Event {
+        static let type = "test.happened"
+        var n: Int
+    }
+}
+
+/// Starts an in-process host with the test handlers on ephemeral loopback ports.
+func makeTestHost(context: ZMQContext, database: Database? = nil, rpc: String = "tcp://127.0.0.1:*") throws -> ServiceHost {
+    let host = ServiceHost(
+        name: "test", context: context, rpcBind: rpc, eventsBind: "tcp://127.0.0.1:*", database: database,
+        logger: Logger(service: "test", minimum: .error))
+    host.on(TestRPC.Echo.self) { request, _ in
+        if request.delayMs > 0 { try await Task.sleep(for: .milliseconds(request.delayMs)) }
+        return .init(text: request.text)
+    }
+    host.on(TestRPC.Fail.self) { _, _ in throw ServiceError.conflict("already_there", "it exists") }
+    if let database {
+        host.on(TestRPC.Emit.self) { request, _ in
+            try await database.write { tx in
+                for i in 0..<request.count { try tx.emit(TestRPC.Happened(n: i)) }
+            }
+            return Empty()
+        }
+    }
+    try host.start()
+    return host
+}
