@@ -43,7 +43,7 @@ public final class EventSubscriber: Sendable {
     ///   - deliver: applies one event; throwing retries it (three times, then it is logged and skipped).
     public init(
         producer: String, eventsEndpoint: String, context: ZMQContext, replay: RPCClient, logger: Logger,
-        security: TransportSecurity = .plain, startAfter: @escaping @Sendable () async throws -> Int64,
+        security: TransportSecurity = .current, startAfter: @escaping @Sendable () async throws -> Int64,
         deliver: @escaping @Sendable (ReceivedEvent) async throws -> Void
     ) {
         self.producer = producer
@@ -70,7 +70,7 @@ public final class EventSubscriber: Sendable {
         let sub = try ZMQSocket(context, .sub)
         try SocketDefaults.apply(sub)
         try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
-        try security.configureClient(sub)
+        try security.configureClient(sub, producer)
         try sub.subscribe("")
         try sub.connect(endpoint)
         let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .unbounded)

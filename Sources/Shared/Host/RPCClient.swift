@@ -48,7 +48,7 @@ public final class RPCClient: Sendable {
     ///   - unsentRetryBudgetMs: see the property.
     /// - Throws: `ZMQError` when the socket cannot be created or the endpoint is invalid.
     public init(
-        service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .plain,
+        service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
         unsentRetryBudgetMs: Int64 = 300
     ) throws {
         self.service = service
@@ -61,7 +61,7 @@ public final class RPCClient: Sendable {
         try SocketDefaults.apply(dealer)
         try dealer.set(ZMQ_IMMEDIATE, 1)  // queue only to completed connections: EAGAIN means "down"
         try dealer.setHighWaterMarks(send: 100_000, receive: 100_000)
-        try security.configureClient(dealer)
+        try security.configureClient(dealer, service)
         let monitorEndpoint = "inproc://rpc-monitor-\(RandomID.make())"
         try dealer.monitor(monitorEndpoint, events: ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED)
         let monitor = try ZMQSocket(context, .pair)

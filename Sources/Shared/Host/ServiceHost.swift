@@ -41,7 +41,7 @@ public final class ServiceHost: Sendable {
     ///   - database: the service database whose outbox feeds the PUB socket (nil: no events).
     public init(
         name: String, context: ZMQContext, rpcBind: String, eventsBind: String, database: Database?, logger: Logger,
-        security: TransportSecurity = .plain
+        security: TransportSecurity = .current
     ) {
         self.name = name
         self.context = context

@@ -10,12 +10,37 @@ public struct ServiceRuntime: Sendable {
     public let context: ZMQContext
     public let security: TransportSecurity
 
-    public init(name: String, env: Environment = Environment(), security: TransportSecurity = .plain) {
+    /// Reads the environment; with `CURVE_ENABLED` it loads the keys and starts the ZAP handler
+    /// (see `CurveSecurity`). Handles the `keygen <dir> <name>` command line and exits after it.
+    /// Exits with status 2 and a message naming the variable when the configuration is bad.
+    public init(name: String, env: Environment = Environment()) {
         self.name = name
         self.env = env
-        self.logger = Logger(service: name)
+        let logger = Logger(service: name)
+        self.logger = logger
         self.context = ZMQContext()
-        self.security = security
+        let args = CommandLine.arguments
+        if args.count >= 2 && args[1] == "keygen" {
+            guard args.count == 4 else {
+                print("usage: \(args[0]) keygen <directory> <name>   (writes <name>.key and <name>.pub)")
+                exit(2)
+            }
+            do {
+                try CurveSecurity.writeKeyPair(directory: args[2], name: args[3])
+                print("wrote \(args[2])/\(args[3]).key and \(args[2])/\(args[3]).pub")
+                exit(0)
+            } catch {
+                print("keygen failed: \(error)")
+                exit(1)
+            }
+        }
+        do {
+            self.security = try CurveSecurity.fromEnvironment(env, context: context, logger: logger)
+        } catch {
+            logger.error("config.invalid", metadata: ["error": "\(error)"])
+            exit(2)
+        }
+        TransportSecurity.current = security
     }
 
     /// Prints the ready line with the endpoints actually bound.

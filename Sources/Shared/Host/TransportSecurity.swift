@@ -1,21 +1,33 @@
-/// How a service's sockets authenticate and encrypt. `.plain` (the default for local runs) sends
-/// ZMTP NULL; CURVE is added in `CurveSecurity.swift`.
+import Synchronization
+
+/// How a process's sockets authenticate and encrypt. `.plain` (the default for local runs) sends
+/// ZMTP NULL; `CurveSecurity.fromEnvironment` builds the CURVE variant.
 public struct TransportSecurity: Sendable {
     /// Applied to a server-side socket (ROUTER, PUB) before it binds.
     public var configureServer: @Sendable (ZMQSocket) throws -> Void
-    /// Applied to a client-side socket (DEALER, SUB) before it connects.
-    public var configureClient: @Sendable (ZMQSocket) throws -> Void
+    /// Applied to a client-side socket (DEALER, SUB) before it connects, with the name of the
+    /// service it connects to (`auth`, `profile`, `notification`).
+    public var configureClient: @Sendable (ZMQSocket, _ service: String) throws -> Void
 
     public init(
         configureServer: @escaping @Sendable (ZMQSocket) throws -> Void,
-        configureClient: @escaping @Sendable (ZMQSocket) throws -> Void
+        configureClient: @escaping @Sendable (ZMQSocket, _ service: String) throws -> Void
     ) {
         self.configureServer = configureServer
         self.configureClient = configureClient
     }
 
     /// No encryption, no authentication.
-    public static let plain = TransportSecurity(configureServer: { _ in }, configureClient: { _ in })
+    public static let plain = TransportSecurity(configureServer: { _ in }, configureClient: { _, _ in })
+
+    private static let processDefault = Mutex<TransportSecurity>(.plain)
+
+    /// The process-wide security every socket uses unless told otherwise; `ServiceRuntime`
+    /// sets it from the environment at start.
+    public static var current: TransportSecurity {
+        get { processDefault.withLock { $0 } }
+        set { processDefault.withLock { $0 = newValue } }
+    }
 }
 
 /// Socket tuning shared by every service: heartbeats every 1 s with a 5 s timeout, reconnect
