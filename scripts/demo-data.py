@@ -62,8 +62,8 @@ def main():
 
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         actors = dict(pool.map(actor, range(100)))
-    # Notifications in seed order: one at a time so their sequence numbers follow x.
-    for i in range(100):
+    # One at a time, x = 99 down to 0, so the newest-first list reads x = 0, 1, 2, ... like the seed's.
+    for i in reversed(range(100)):
         if i % 2 == 0:
             st, js = call(url, "PUT", f"/v1/users/demo/follow", {}, token=actors[i])
         else:
