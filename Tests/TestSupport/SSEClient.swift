@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Shared
 
 #if canImport(Glibc)
     import Glibc
@@ -133,8 +134,8 @@ final class SSEState: Sendable {
         var status: Int? = nil
     }
     typealias Waiter = (id: Int, ready: @Sendable (Values) -> Bool, continuation: CheckedContinuation<Void, Never>)
-    let state = Mutex(Values())
-    private let waiters = Mutex<(next: Int, list: [Waiter])>((0, []))
+    let state = Locked(Values())
+    private let waiters = Locked<(next: Int, list: [Waiter])>((0, []))
 
     /// Resumes every waiter whose condition now holds.
     func notify() {

@@ -33,7 +33,7 @@ public final class EventSubscriber: Sendable {
     private let deliver: @Sendable (ReceivedEvent) async throws -> Void
     private let stopped = Atomic<Bool>(false)
     /// Events delivered, duplicates dropped, gaps detected, replays run.
-    public let stats = Mutex<[String: Int64]>([:])
+    public let stats = Locked<[String: Int64]>([:])
 
     /// - Parameters:
     ///   - producer: the producer name in the envelopes (`auth`, `profile`, `notification`).

@@ -94,7 +94,7 @@ public enum CurveSecurity {
 /// A ZAP handler (ZeroMQ RFC 27): answers libzmq's authentication requests for CURVE
 /// connections, allowing only the authorised client public keys. Runs on its own thread.
 enum ZAPHandler {
-    private static let started = Mutex<Set<ObjectIdentifier>>([])
+    private static let started = Locked<Set<ObjectIdentifier>>([])
 
     static func start(context: ZMQContext, authorised: Set<String>, logger: Logger) throws {
         let first = started.withLock { $0.insert(ObjectIdentifier(context)).inserted }

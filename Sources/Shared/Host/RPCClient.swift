@@ -19,7 +19,7 @@ public final class RPCClient: Sendable {
     private let logger: Logger
     private let security: TransportSecurity
     private let wakeup = Wakeup()
-    private let state = Mutex<ClientState>(ClientState())
+    private let state = Locked<ClientState>(ClientState())
     private let connected = Atomic<Bool>(false)
     private let stopped = Atomic<Bool>(false)
     /// How long a request that could not be sent keeps retrying before `service_unavailable`, in ms.

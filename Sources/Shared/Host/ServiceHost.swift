@@ -23,17 +23,17 @@ public final class ServiceHost: Sendable {
     private let database: Database?
     private let logger: Logger
     private let security: TransportSecurity
-    private let handlers = Mutex<[String: Handler]>([:])
-    private let outgoing = Mutex<(replies: [[[UInt8]]], events: [OutboxEvent])>(([], []))
+    private let handlers = Locked<[String: Handler]>([:])
+    private let outgoing = Locked<(replies: [[[UInt8]]], events: [OutboxEvent])>(([], []))
     private let wakeup = Wakeup()
     private let stopRequested = Atomic<Bool>(false)
-    private let finished = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    private let finished = Locked<CheckedContinuation<Void, Never>?>(nil)
     private let done = Atomic<Bool>(false)
-    private let completedIDs = Mutex<[String]>([])
-    private let counters = Mutex<[String: Int64]>([:])
+    private let completedIDs = Locked<[String]>([])
+    private let counters = Locked<[String: Int64]>([:])
     private let startedMs = Timestamp.nowMs()
     /// The endpoints actually bound, once `start()` returned.
-    public let boundEndpoints = Mutex<(rpc: String, events: String)>(("", ""))
+    public let boundEndpoints = Locked<(rpc: String, events: String)>(("", ""))
 
     /// - Parameters:
     ///   - rpcBind: ROUTER endpoint, e.g. `tcp://127.0.0.1:5551` (`:*` for an ephemeral port).

@@ -20,7 +20,7 @@ public struct TransportSecurity: Sendable {
     /// No encryption, no authentication.
     public static let plain = TransportSecurity(configureServer: { _ in }, configureClient: { _, _ in })
 
-    private static let processDefault = Mutex<TransportSecurity>(.plain)
+    private static let processDefault = Locked<TransportSecurity>(.plain)
 
     /// The process-wide security every socket uses unless told otherwise; `ServiceRuntime`
     /// sets it from the environment at start.

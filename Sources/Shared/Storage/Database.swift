@@ -83,13 +83,13 @@ public enum Outbox {
 /// never run on Swift's cooperative thread pool.
 public final class Database: @unchecked Sendable {
     // @unchecked: each connection is only touched on its own serial DispatchQueue; `publisher`
-    // is guarded by a Mutex; the other stored properties are immutable.
+    // is guarded by a lock; the other stored properties are immutable.
     private let writer: SQLiteConnection
     private let writeQueue: DispatchQueue
     private let readers: [(SQLiteConnection, DispatchQueue)]
     private let nextReader = Atomic<Int>(0)
     private let producer: String?
-    private let publisher = Mutex<(@Sendable ([OutboxEvent]) -> Void)?>(nil)
+    private let publisher = Locked<(@Sendable ([OutboxEvent]) -> Void)?>(nil)
 
     /// Opens the database at `path`, creates the outbox tables and applies `migrations`
     /// (see `SQLiteConnection.migrate`).

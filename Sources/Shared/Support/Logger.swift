@@ -14,7 +14,7 @@ public struct Logger: Sendable {
 
     public let service: String
     public let minimum: Level
-    private static let lock = Mutex(())
+    private static let lock = Locked(())
 
     /// - Parameter minimum: lowest level written (env `LOG_LEVEL`: debug, info, warning, error).
     public init(service: String, minimum: Level? = nil) {
