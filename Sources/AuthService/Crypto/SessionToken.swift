@@ -5,24 +5,24 @@ import Foundation
 /// padding (43 characters). Only the SHA-256 digest of a token is stored, so the database
 /// cannot be used to log in.
 enum SessionToken {
-    /// Tokens longer than this (bytes) are rejected without hashing.
-    static let maxLength = 256
+  /// Tokens longer than this (bytes) are rejected without hashing.
+  static let maxLength = 256
 
-    /// A new random token.
-    static func make() -> String {
-        var bytes = [UInt8](repeating: 0, count: 32)
-        randombytes_buf(&bytes, bytes.count)
-        return Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
+  /// A new random token.
+  static func make() -> String {
+    var bytes = [UInt8](repeating: 0, count: 32)
+    randombytes_buf(&bytes, bytes.count)
+    return Data(bytes).base64EncodedString()
+      .replacingOccurrences(of: "+", with: "-")
+      .replacingOccurrences(of: "/", with: "_")
+      .replacingOccurrences(of: "=", with: "")
+  }
 
-    /// The SHA-256 digest (libsodium `crypto_hash_sha256`) of `text`'s UTF-8 bytes, as 64 hex digits.
-    static func digest(_ text: String) -> String {
-        let input = Array(text.utf8)
-        var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        _ = input.withUnsafeBufferPointer { crypto_hash_sha256(&out, $0.baseAddress, UInt64($0.count)) }
-        return out.map { String(format: "%02x", $0) }.joined()
-    }
+  /// The SHA-256 digest (libsodium `crypto_hash_sha256`) of `text`'s UTF-8 bytes, as 64 hex digits.
+  static func digest(_ text: String) -> String {
+    let input = Array(text.utf8)
+    var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
+    _ = input.withUnsafeBufferPointer { crypto_hash_sha256(&out, $0.baseAddress, UInt64($0.count)) }
+    return out.map { String(format: "%02x", $0) }.joined()
+  }
 }
