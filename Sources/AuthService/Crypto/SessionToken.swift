@@ -23,6 +23,18 @@ enum SessionToken {
     let input = Array(text.utf8)
     var out = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
     _ = input.withUnsafeBufferPointer { crypto_hash_sha256(&out, $0.baseAddress, UInt64($0.count)) }
-    return out.map { String(format: "%02x", $0) }.joined()
+    return hex(out)
+  }
+
+  /// Lower-case hex digits of `bytes`.
+  static func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out = [UInt8]()
+    out.reserveCapacity(bytes.count * 2)
+    for b in bytes {
+      out.append(digits[Int(b >> 4)])
+      out.append(digits[Int(b & 0x0f)])
+    }
+    return String(decoding: out, as: UTF8.self)
   }
 }
