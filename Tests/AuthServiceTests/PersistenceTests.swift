@@ -36,6 +36,36 @@ import Testing
     #expect(lookup.users == [alice.identity])
   }
 
+  @Test func committedStateAndEventsSurviveACrash() async throws {
+    let auth = try await AuthFixture.start()
+    let alice = try await auth.register("alice")
+    let bob = try await auth.register("bob")
+
+    auth.cluster.kill("auth")  // SIGKILL: no clean shutdown
+    try await auth.cluster.start("auth")
+    try await waitUntilReachable(auth.client)
+
+    #expect(try await auth.validate(bob.session.token).userId == bob.identity.id)
+    let carol = try await auth.register("carol")
+    // The outbox survived too: a new subscriber replays everything, sequence numbers continuing.
+    let collector = EventCollector()
+    let replay = try auth.cluster.client("auth", context: auth.context)
+    let subscriber = EventSubscriber(
+      producer: "auth", eventsEndpoint: try #require(auth.cluster.endpoints["auth"]?["events"]),
+      context: auth.context, replay: replay, logger: Logger(service: "test", minimum: .error),
+      startAfter: { 0 }, deliver: { collector.deliver($0) })
+    let task = Task { try await subscriber.run() }
+    defer {
+      task.cancel()
+      replay.shutdown()
+    }
+    #expect(await collector.waitFor(count: 3))
+    let events = collector.events
+    #expect(events.map(\.header.seq) == [1, 2, 3])
+    let identities = try events.map { try $0.decode(Auth.UserRegistered.self).identity }
+    #expect(identities == [alice.identity, bob.identity, carol.identity])
+  }
+
   @Test func noPasswordOrTokenInTheDatabaseOrTheLog() async throws {
     let auth = try await AuthFixture.start(["LOG_LEVEL": "debug"])
     let password = "pw-\(RandomID.make())"
