@@ -153,15 +153,21 @@ extension ProfileService {
             ])
     }
 
-    /// The profile header: the user and their post count.
+    /// The profile header: the user and their post count. A replica hit costs one read; a
+    /// miss (or an ambiguous name) goes through `UserDirectory`'s AuthService fallback.
     /// - Throws: 404 for an unknown username.
     func header(_ username: String) async throws -> Profile.Header.Reply {
-        guard let user = try await directory.user(username: username) else {
-            throw ServiceError.notFound("user")
+        let name = username.lowercased()
+        let count: @Sendable (String, SQLiteConnection) throws -> Int = { id, conn in
+            Int(try conn.queryOne("SELECT COUNT(*) FROM posts WHERE owner_id = ?", [id])?.int(0) ?? 0)
         }
-        let count = try await database.read { conn in
-            try conn.queryOne("SELECT COUNT(*) FROM posts WHERE owner_id = ?", [user.id])?.int(0) ?? 0
+        let hit = try await database.read { conn -> Profile.Header.Reply? in
+            let rows = try UserRows.byUsername(name, conn)
+            guard rows.count == 1 else { return nil }
+            return .init(user: rows[0].publicUser, postCount: try count(rows[0].id, conn))
         }
-        return .init(user: user.publicUser, postCount: Int(count))
+        if let hit { return hit }
+        guard let user = try await directory.user(username: name) else { throw ServiceError.notFound("user") }
+        return .init(user: user.publicUser, postCount: try await database.read { try count(user.id, $0) })
     }
 }
