@@ -47,7 +47,7 @@ struct UserDirectory: Sendable {
         let names = Array(Set(usernames.map { $0.lowercased() }))
         if names.isEmpty { return [:] }
         let local = try await database.read { conn in
-            names.map { (name: $0, rows: (try? UserRows.byUsername($0, conn)) ?? []) }
+            try names.map { (name: $0, rows: try UserRows.byUsername($0, conn)) }
         }
         var found: [String: UserRecord] = [:]
         var missing: [String] = []
@@ -65,7 +65,7 @@ struct UserDirectory: Sendable {
         try await refresh(ids: ambiguous, usernames: missing)
         let retry = missing
         let again = try await database.read { conn in
-            retry.map { (name: $0, rows: (try? UserRows.byUsername($0, conn)) ?? []) }
+            try retry.map { (name: $0, rows: try UserRows.byUsername($0, conn)) }
         }
         for entry in again where entry.rows.count == 1 { found[entry.name] = entry.rows[0] }
         return found
