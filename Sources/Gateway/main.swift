@@ -1,3 +1,41 @@
+import Foundation
 import Shared
 
-print("gateway: not yet")
+/// The Gateway executable: `Gateway` serves the HTTP API; `Gateway --print-routes` prints every
+/// route as `METHOD /path/{param}` and exits.
+let runtime = ServiceRuntime(name: "gateway")
+do {
+  let config = try GatewayConfig(runtime.env)
+  let gateway = try Gateway(config: config, runtime: runtime)
+  if CommandLine.arguments.contains("--print-routes") {
+    for line in gateway.routeLines { print(line) }
+    exit(0)
+  }
+  let server = HTTPServer(
+    configuration: .init(
+      host: config.host, port: config.port, connectionLimit: config.maxConnections,
+      connectionTimeoutSeconds: config.connectionTimeoutSeconds),
+    logger: runtime.logger,
+    onRefused: { method, _, status in
+      gateway.metrics.recordRequest(route: "refused", method: method, status: status, seconds: 0)
+    },
+    handler: { request in await gateway.handle(request) })
+  let port = try server.start()
+  runtime.logger.info("gateway.listening", metadata: ["host": config.host, "port": "\(port)"])
+  runtime.announceReady(["port": "\(port)"])
+  let http = ServiceClosure {
+    // Runs until cancelled (SIGTERM/SIGINT), then closes streams and stops the daemon.
+    while !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
+    gateway.hub.closeAll()
+    server.stop()
+  }
+  try await ServiceGroup(
+    services: [http] + gateway.backgroundServices(runtime), logger: runtime.logger
+  ).run()
+  runtime.context.shutdown()
+  runtime.logger.info("service.stopped")
+  exit(0)
+} catch {
+  runtime.logger.error("service.failed", metadata: ["error": "\(error)"])
+  exit(1)
+}

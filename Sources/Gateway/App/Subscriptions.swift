@@ -1,0 +1,57 @@
+import Foundation
+import Shared
+
+/// The gateway's event subscriptions: `notification` (live stream events) and `auth` (session
+/// revocations). Both start at the producer's current head; the gateway keeps no durable state.
+extension Gateway {
+  /// The services that run beside the HTTP server: the two subscribers and the heartbeat.
+  func backgroundServices(_ runtime: ServiceRuntime) -> [any Service] {
+    let env = runtime.env
+    let notifications = EventSubscriber(
+      producer: "notification", eventsEndpoint: ServiceEndpoints.notification(env).events,
+      context: runtime.context,
+      replay: graph.client, logger: logger,
+      startAfter: { [graph] in try await Self.head(of: graph) },
+      deliver: { [unowned self] event in
+        self.metrics.eventReceived(producer: "notification")
+        guard event.header.type == Graph.NotificationCreated.type else { return }
+        await self.notificationCreated(try event.decode(Graph.NotificationCreated.self))
+      })
+    let sessions = EventSubscriber(
+      producer: "auth", eventsEndpoint: ServiceEndpoints.auth(env).events, context: runtime.context,
+      replay: auth.client,
+      logger: logger, startAfter: { [auth] in try await Self.head(of: auth) },
+      deliver: { [unowned self] event in
+        self.metrics.eventReceived(producer: "auth")
+        guard event.header.type == Auth.SessionRevoked.type else { return }
+        self.sessionsRevoked(try event.decode(Auth.SessionRevoked.self).sessionIds)
+      })
+    let heartbeat = ServiceClosure { [unowned self] in
+      while !Task.isCancelled {
+        try? await Task.sleep(for: .seconds(self.config.heartbeatSeconds))
+        if Task.isCancelled { break }
+        self.hub.heartbeat()
+      }
+    }
+    return [
+      ServiceClosure { try await notifications.run() }, ServiceClosure { try await sessions.run() },
+      heartbeat,
+    ]
+  }
+
+  /// The producer's newest seq (`ops.replay` with limit 0), retried until it answers or the
+  /// task is cancelled.
+  static func head(of backend: Backend) async throws -> Int64 {
+    var delayMs = 50
+    while true {
+      try Task.checkCancellation()
+      if let reply = try? await backend.client.call(
+        Ops.Replay.self, .init(after: 0, limit: 0), timeoutMs: 1_000)
+      {
+        return reply.head
+      }
+      try await Task.sleep(for: .milliseconds(delayMs))
+      delayMs = min(delayMs * 2, 1_000)
+    }
+  }
+}

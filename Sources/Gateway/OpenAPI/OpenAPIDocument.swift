@@ -1,0 +1,2 @@
+/// Placeholder: the lead replaces this file with the full OpenAPI 3.1 document.
+let openAPIDocumentJSON = "{}"
