@@ -79,6 +79,10 @@ final class Gateway: Sendable {
       }
     }
     if request.method == "HEAD", case .bytes = response.body { response.body = .bytes([]) }
+    if label == "/v1/notifications/stream", case .bytes = response.body {
+      // A refused stream ends its connection (event-stream clients read until close).
+      response.headers.append(("Connection", "close"))
+    }
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     metrics.recordRequest(
       route: label, method: request.method, status: response.status, seconds: seconds)

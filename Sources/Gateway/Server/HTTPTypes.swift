@@ -35,7 +35,7 @@ struct HTTPResponse: Sendable {
     self.status = 200
     self.headers = [
       ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"),
-      ("X-Accel-Buffering", "no"),
+      ("X-Accel-Buffering", "no"), ("Connection", "close"),
     ]
     self.body = .stream(stream)
   }
