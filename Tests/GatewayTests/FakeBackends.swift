@@ -102,6 +102,29 @@ final class FakeBackends: Sendable {
     return n.seq
   }
 
+  /// Stores `n` like notifications for `recipient` and publishes them in one transaction.
+  func notifyBurst(_ recipient: String, from actor: String, count n: Int) async throws {
+    let batch = state.withLock { s -> [Graph.Notification] in
+      var out: [Graph.Notification] = []
+      for _ in 0..<n {
+        let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
+        let item = Graph.Notification(
+          id: "n-\(recipient)-\(seq)", seq: seq, type: "like", text: "\(actor) liked your photo.",
+          createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)",
+          post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
+        s.notifications["u-\(recipient)", default: []].append(item)
+        out.append(item)
+      }
+      return out
+    }
+    _ = try await notificationDB.write { tx in
+      for item in batch {
+        _ = try tx.emit(
+          Graph.NotificationCreated(recipientId: "u-\(recipient)", notification: item))
+      }
+    }
+  }
+
   private func count(_ type: String) { state.withLock { $0.calls[type, default: 0] += 1 } }
 
   private func registerAuth() {

@@ -68,6 +68,9 @@ final class Gateway: Sendable {
           call.token = token
           call.session = session
         }
+        if !request.body.isEmpty {
+          _ = try JSONBody(request)  // 415 / 400 malformed_json for any route given a body
+        }
         response = try await route.handler.handler(call)
       } catch let problem as Problem {
         response = problem.response
