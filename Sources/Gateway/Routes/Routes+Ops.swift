@@ -18,14 +18,22 @@ extension Gateway {
     return reply(ready ? 200 : 503, ["status": ready ? "ready" : "not_ready", "services": states])
   }
 
+  /// Pings a service, retrying a connection that is not up yet until 1 s has passed.
   private func ping(_ backend: Backend) async -> String {
-    do {
-      _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: 1_000)
-      return "up"
-    } catch let error as ServiceError where error.code == "service_timeout" {
-      return "timeout"
-    } catch {
-      return "down"
+    let deadline = Timestamp.nowMs() + 1_000
+    while true {
+      let remaining = Int(deadline - Timestamp.nowMs())
+      guard remaining > 10 else { return "down" }
+      do {
+        _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: remaining)
+        return "up"
+      } catch let error as ServiceError where error.code == "service_timeout" {
+        return "timeout"
+      } catch let error as ServiceError where error.code == "service_unavailable" {
+        try? await Task.sleep(for: .milliseconds(50))
+      } catch {
+        return "down"
+      }
     }
   }
 
