@@ -28,7 +28,8 @@ extension Gateway {
       })
     let heartbeat = ServiceClosure { [unowned self] in
       while !Task.isCancelled {
-        try? await Task.sleep(for: .seconds(self.config.heartbeatSeconds))
+        // A little under the interval, so the gap between comments never exceeds it.
+        try? await Task.sleep(for: .milliseconds(self.config.heartbeatSeconds * 1_000 - 250))
         if Task.isCancelled { break }
         self.hub.heartbeat()
       }

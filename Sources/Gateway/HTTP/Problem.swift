@@ -34,12 +34,24 @@ struct Problem: Error, Sendable {
   }
 
   /// Maps a service error (or an RPC transport error) to problem details.
+  /// Envelope-level errors (a message the service does not know, a deadline passed, a
+  /// service stopping) are the gateway's problem, not the client's: 502, 504 and 503.
   init(_ error: ServiceError) {
     self.status = (400...599).contains(error.status) ? error.status : 500
     self.code = error.code
     self.detail = error.message
     self.errors = error.fields
     self.retryAfter = error.retryAfter ?? (error.status == 429 ? 1 : nil)
+    switch error.code {
+    case "unknown_type", "malformed_body", "malformed_envelope", "unsupported_version":
+      (status, code, errors) = (502, "bad_gateway", nil)
+    case "deadline_exceeded":
+      (status, code) = (504, "service_timeout")
+    case "shutting_down":
+      (status, code, retryAfter) = (503, "service_unavailable", 1)
+    default:
+      break
+    }
   }
 
   init(
