@@ -20,8 +20,10 @@ do {
       gateway.metrics.recordRequest(route: "refused", method: method, status: status, seconds: 0)
     },
     handler: { request in await gateway.handle(request) })
+  let files = raiseOpenFileLimit(to: config.maxConnections + 1_024)
   let port = try server.start()
-  runtime.logger.info("gateway.listening", metadata: ["host": config.host, "port": "\(port)"])
+  runtime.logger.info(
+    "gateway.listening", metadata: ["host": config.host, "port": "\(port)", "files": "\(files)"])
   runtime.announceReady(["port": "\(port)"])
   let http = ServiceClosure {
     // Runs until cancelled (SIGTERM/SIGINT), then closes streams and stops the daemon.
