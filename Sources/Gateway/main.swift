@@ -24,8 +24,11 @@ do {
   let port = try server.start()
   runtime.logger.info(
     "gateway.listening", metadata: ["host": config.host, "port": "\(port)", "files": "\(files)"])
-  runtime.announceReady(["port": "\(port)"])
   let http = ServiceClosure {
+    // Ready once the event subscribers know where they start (bounded), so nothing created
+    // after the ready line is missed by live streams.
+    await gateway.waitForSubscribers(timeoutMs: 3_000)
+    runtime.announceReady(["port": "\(port)"])
     // Runs until cancelled (SIGTERM/SIGINT), then closes streams and stops the daemon.
     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
     gateway.hub.closeAll()

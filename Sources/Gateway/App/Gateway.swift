@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import Synchronization
 
 /// The HTTP API of ../shared/API.md in front of AuthService, ProfileService and
 /// NotificationService: routing, bearer-token checks with a short cache, fan-out to the
@@ -13,6 +14,8 @@ final class Gateway: Sendable {
   let tokens: TokenCache
   let hub: StreamHub
   let metrics: Metrics
+  /// Subscribers that have read their producer's head.
+  let subscribersStarted = Mutex(0)
   private(set) nonisolated(unsafe) var router = Router<RouteEntry>()
   // nonisolated(unsafe): built once in init (registerRoutes) before the gateway is shared; read-only after.
 

@@ -11,7 +11,7 @@ extension Gateway {
       producer: "notification", eventsEndpoint: ServiceEndpoints.notification(env).events,
       context: runtime.context,
       replay: graph.client, logger: logger,
-      startAfter: { [graph] in try await Self.head(of: graph) },
+      startAfter: { [unowned self] in try await self.startingHead(of: self.graph) },
       deliver: { [unowned self] event in
         self.metrics.eventReceived(producer: "notification")
         guard event.header.type == Graph.NotificationCreated.type else { return }
@@ -20,7 +20,7 @@ extension Gateway {
     let sessions = EventSubscriber(
       producer: "auth", eventsEndpoint: ServiceEndpoints.auth(env).events, context: runtime.context,
       replay: auth.client,
-      logger: logger, startAfter: { [auth] in try await Self.head(of: auth) },
+      logger: logger, startAfter: { [unowned self] in try await self.startingHead(of: self.auth) },
       deliver: { [unowned self] event in
         self.metrics.eventReceived(producer: "auth")
         guard event.header.type == Auth.SessionRevoked.type else { return }
@@ -38,6 +38,25 @@ extension Gateway {
       ServiceClosure { try await notifications.run() }, ServiceClosure { try await sessions.run() },
       heartbeat,
     ]
+  }
+
+  /// The head to start a subscriber at, counted toward `waitForSubscribers`.
+  func startingHead(of backend: Backend) async throws -> Int64 {
+    let head = try await Self.head(of: backend)
+    subscribersStarted.withLock { $0 += 1 }
+    return head
+  }
+
+  /// Waits (polling, startup only) until both subscribers know their producer's head, so an
+  /// event created after the gateway reports ready reaches open streams; gives up after
+  /// `timeoutMs` (a producer that is down must not keep the gateway from serving).
+  func waitForSubscribers(timeoutMs: Int64) async {
+    let deadline = Timestamp.nowMs() + timeoutMs
+    while subscribersStarted.withLock({ $0 }) < 2 && Timestamp.nowMs() < deadline
+      && !Task.isCancelled
+    {
+      try? await Task.sleep(for: .milliseconds(10))
+    }
   }
 
   /// The producer's newest seq (`ops.replay` with limit 0), retried until it answers or the
