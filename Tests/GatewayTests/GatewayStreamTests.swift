@@ -47,6 +47,26 @@ import Testing
     since.close()
   }
 
+  @Test func liveEventsKeepFlowingWhileProfileServiceIsDown() async throws {
+    let h = try await GatewayHarness.start()
+    defer { h.stop() }
+    let alice = h.fakes.addUser("alice")
+    h.fakes.addUser("bob")
+    h.fakes.addUser("carol")
+    let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
+    try await h.fakes.notify("alice", from: "bob")
+    #expect(await stream.waitFor(count: 1))
+    h.fakes.profile.stop()
+    // bob was seen: his last known profile is used.
+    try await h.fakes.notify("alice", from: "bob", type: "follow")
+    #expect(await stream.waitFor(count: 2))
+    #expect((stream.events.last?.json["actor"] as? [String: Any])?["username"] as? String == "bob")
+    // carol never was: the stream closes so the client resumes from the backlog later.
+    try await h.fakes.notify("alice", from: "carol")
+    #expect(await stream.waitForClose())
+    #expect(stream.events.map(\.id) == ["1", "2"])
+  }
+
   @Test func logoutClosesTheStreamAndRevokesTheToken() async throws {
     let h = try await GatewayHarness.start()
     defer { h.stop() }

@@ -16,6 +16,9 @@ final class Gateway: Sendable {
   let metrics: Metrics
   /// Subscribers that have read their producer's head.
   let subscribersStarted = Mutex(0)
+  /// Public users seen in recent batch replies, by id: the fallback for live stream events
+  /// while ProfileService is unreachable (bounded: cleared past 50,000 entries).
+  let recentUsers = Mutex<[String: PublicUser]>([:])
   private(set) nonisolated(unsafe) var router = Router<RouteEntry>()
   // nonisolated(unsafe): built once in init (registerRoutes) before the gateway is shared; read-only after.
 

@@ -22,7 +22,7 @@ extension Gateway {
   func markRead(_ call: Call) async throws -> HTTPResponse {
     let body = try call.body()
     try body.allowOnly(["upToSeq"])
-    let upTo = try body.int("upToSeq", in: 0...Int64(Int32.max) * 1_000_000)
+    let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // JSON-safe integers
     let r = try await graph.call(
       Graph.MarkRead.self, .init(recipientId: call.userId, upToSeq: upTo))
     return reply(200, ["unreadCount": r.unreadCount])
@@ -96,18 +96,26 @@ extension Gateway {
   }
 
   /// Handles `notify.created`: renders the event (one actor lookup) for the recipient's open
-  /// streams. If the actor cannot be looked up the recipient's streams are closed so their
-  /// clients resume from the backlog; nothing is lost.
+  /// streams. If ProfileService cannot be reached the actor's last known profile is used, and
+  /// without one the recipient's streams are closed so their clients resume from the backlog;
+  /// nothing is lost.
   func notificationCreated(_ event: Graph.NotificationCreated) async {
     guard hub.hasStreams(event.recipientId) else { return }
     let n = event.notification
+    let actor: PublicUser?
     do {
-      let actors = try await usersById([n.actorId])
-      guard let actor = actors[n.actorId] else { return }
-      hub.deliver(to: event.recipientId, seq: n.seq, bytes: Shapes.sseEvent(n, actor: actor))
+      actor = try await usersById([n.actorId])[n.actorId]
     } catch {
-      logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
-      hub.close(userId: event.recipientId)
+      // ProfileService unreachable: the last known profile of the actor will do for a live
+      // event; without one, close the streams so their clients resume from the backlog.
+      guard let known = recentUsers.withLock({ $0[n.actorId] }) else {
+        logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
+        hub.close(userId: event.recipientId)
+        return
+      }
+      actor = known
     }
+    guard let actor else { return }
+    hub.deliver(to: event.recipientId, seq: n.seq, bytes: Shapes.sseEvent(n, actor: actor))
   }
 }

@@ -79,6 +79,11 @@ extension Gateway {
     for id in ids where seen.insert(id).inserted { unique.append(id) }
     if unique.isEmpty { return [:] }
     let reply = try await profile.call(Profile.UsersByIds.self, .init(ids: unique))
-    return Dictionary(reply.users.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    let users = Dictionary(reply.users.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+    recentUsers.withLock { cache in
+      if cache.count > 50_000 { cache.removeAll() }
+      cache.merge(users) { _, new in new }
+    }
+    return users
   }
 }

@@ -104,7 +104,6 @@ final class HTTPServer: Sendable {
 
   /// Handles one access-handler callback (see `MHD_AccessHandlerCallback`).
   fileprivate func access(
-
     connection: OpaquePointer, url: String, method: String, upload: UnsafePointer<CChar>?,
     uploadSize: UnsafeMutablePointer<Int>, conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
   ) -> MHD_Result {
