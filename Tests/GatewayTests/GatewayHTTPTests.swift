@@ -54,6 +54,7 @@ import Testing
       "rpc_calls_total{service=\"auth\",type=\"ops.ping\",outcome=\"ok\"}",
       "rpc_call_duration_seconds_bucket",
       "sse_open_streams 0", "events_delivered_total 0", "events_dropped_total 0",
+      "service_up{service=\"auth\"} 1", "events_published_total{producer=\"notification\"} 0",
     ] {
       #expect(metrics.text.contains(name), "metrics lack \(name)")
     }

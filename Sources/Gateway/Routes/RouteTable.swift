@@ -62,7 +62,7 @@ extension Gateway {
       ),
       ("GET", "/healthz", false, { [unowned self] in self.healthz($0) }),
       ("GET", "/readyz", false, { [unowned self] in await self.readyz($0) }),
-      ("GET", "/metrics", false, { [unowned self] in self.metricsText($0) }),
+      ("GET", "/metrics", false, { [unowned self] in await self.metricsText($0) }),
       ("GET", "/openapi.json", false, { [unowned self] in self.openAPI($0) }),
     ]
   }
