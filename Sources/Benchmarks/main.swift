@@ -7,6 +7,7 @@ let name = arguments.first ?? ""
 let options = Array(arguments.dropFirst())
 switch name {
 // Each benchmark adds its case here.
+case "notification": try await NotificationBenchmark.run(options)
 default:
     print("usage: Benchmarks <auth|notification|profile|gateway> [options]")
 }

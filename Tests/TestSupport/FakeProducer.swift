@@ -59,10 +59,13 @@ public final class FakeAuth: Sendable {
   public let producer: FakeProducer
   private let directory = IdentityDirectory()
 
-  public init(context: ZMQContext, directory: String) throws {
+  /// - Parameter answersLookups: false makes `auth.lookup_users` find nobody, so consumers
+  ///   know only what the events told them (e.g. to wait until a replica caught up).
+  public init(context: ZMQContext, directory: String, answersLookups: Bool = true) throws {
     producer = try FakeProducer(name: "auth", context: context, directory: directory)
     let directory = self.directory
     producer.host.on(Auth.LookupUsers.self) { request, _ in
+      guard answersLookups else { return .init(users: []) }
       let names = Set(request.usernames.map { $0.lowercased() })
       let ids = Set(request.ids)
       let found = directory.users.withLock { all in
