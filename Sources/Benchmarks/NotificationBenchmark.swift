@@ -14,6 +14,11 @@ import TestSupport
 /// `notify.created` received on the service's PUB socket, with the worst latency of a
 /// `graph.header` request answered meanwhile.
 enum NotificationBenchmark {
+  /// Prints one line unbuffered (so figures show at once, also through a pipe).
+  static func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+  }
+
   static func run(_ options: [String]) async throws {
     func option(_ name: String, _ fallback: Int) -> Int {
       guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1])
@@ -47,7 +52,7 @@ enum NotificationBenchmark {
       auth.stop()
       profile.stop()
     }
-    print(
+    say(
       "notification benchmark: \(big) + \(small) followers, \(likes) likes, concurrency \(concurrency)"
     )
 
@@ -66,7 +71,7 @@ enum NotificationBenchmark {
     {
       try await Task.sleep(for: .milliseconds(50))
     }
-    print(
+    say(
       String(
         format: "users replicated:        %d in %.2f s", followerCount + 2,
         Date().timeIntervalSince(t0)))
@@ -96,13 +101,13 @@ enum NotificationBenchmark {
     let smallSeconds = try await follow(users[0..<small], starSmall)
     let bigSeconds = try await follow(users[0..<big], starBig)
     let follows = Double(small + big) / (smallSeconds + bigSeconds)
-    print(
+    say(
       String(
         format: "follows:                 %.0f /s  (%d follows in %.2f s)", follows, small + big,
         smallSeconds + bigSeconds))
     let header = try await client.call(
       Graph.Header.self, .init(viewerId: starBig.id, username: starBig.username))
-    print("star.big followers:      \(header.followers)")
+    say("star.big followers:      \(header.followers)")
 
     // Count notify.created from now on.
     let replay = try await client.call(Ops.Replay.self, .init(after: 0, limit: 0))
@@ -143,7 +148,7 @@ enum NotificationBenchmark {
     }
     var done = try await waitFor(base + likes)
     let likeSeconds = done.timeIntervalSince(t0)
-    print(
+    say(
       String(
         format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
         Double(likes) / likeSeconds, likes, likeSeconds))
@@ -175,7 +180,7 @@ enum NotificationBenchmark {
       let (probes, worst) = await probe.value
       let seconds = done.timeIntervalSince(t0)
       let got = received.value.load(ordering: .relaxed) - base
-      print(
+      say(
         String(
           format:
             "fan-out to %6d:        %.2f s  (%.0f notifications/s; %d received; %d header requests meanwhile, worst %d ms)",
@@ -184,7 +189,7 @@ enum NotificationBenchmark {
     try await fanOut(starSmall, small, "post-small")
     try await fanOut(starBig, big, "post-big")
     let stats = subscriber.stats.withLock { $0 }
-    print(
+    say(
       "subscriber stats:        \(stats.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
     )
   }

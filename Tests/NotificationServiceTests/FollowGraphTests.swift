@@ -28,6 +28,11 @@ struct FollowGraphTests {
     #expect(try await h.unfollow(alice, "bob").followState == .notFollowing)  // idempotent
     header = try await h.header(alice, "bob")
     #expect(header.followers == 0 && header.followState == .notFollowing)
+    // graph.follow.changed only on a real change: follow, notifyPosts on, unfollow.
+    let outbox = try await h.client.call(Ops.Replay.self, .init(after: 0, limit: 1_000))
+    let changes = outbox.events.filter { $0.contains("\"type\":\"graph.follow.changed\"") }
+    #expect(changes.count == 3)
+    #expect(changes.last?.contains("\"following\":false") == true)
     #expect(try await h.header(alice, "alice").following == 0)
 
     await #expect(throws: ServiceError.self) { try await h.follow(alice, "alice") }

@@ -21,26 +21,19 @@ struct ProfileEvents: Sendable {
     switch event.header.type {
     case Profile.PostLiked.type:
       let e = try event.decode(Profile.PostLiked.self)
-      let actor = await users.displayName(e.userId)
-      let n = NewNotification(
-        recipientId: e.ownerId, actorId: e.userId, type: "like", objectId: e.postId,
-        text: "\(actor) liked your photo.",
-        post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: event.header.time)
-      try await database.write { tx in
-        try NotificationStore.insert(n, in: tx)
-        try tx.setCursor(seq, for: producer)
+      try await notifyOne(actorId: e.userId, seq: seq) { actor in
+        NewNotification(
+          recipientId: e.ownerId, actorId: e.userId, type: "like", objectId: e.postId,
+          text: "\(actor) liked your photo.",
+          post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: event.header.time)
       }
     case Profile.PostCommented.type:
       let e = try event.decode(Profile.PostCommented.self)
-      let actor = await users.displayName(e.userId)
-      let n = NewNotification(
-        recipientId: e.ownerId, actorId: e.userId, type: "comment", objectId: e.commentId,
-        text: "\(actor) commented: \(e.text)",
-        post: .init(id: e.postId, thumbnailURL: e.thumbnailURL),
-        createdAt: event.header.time)
-      try await database.write { tx in
-        try NotificationStore.insert(n, in: tx)
-        try tx.setCursor(seq, for: producer)
+      try await notifyOne(actorId: e.userId, seq: seq) { actor in
+        NewNotification(
+          recipientId: e.ownerId, actorId: e.userId, type: "comment", objectId: e.commentId,
+          text: "\(actor) commented: \(e.text)",
+          post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: event.header.time)
       }
     case Profile.PostCreated.type:
       try await postCreated(
@@ -53,6 +46,28 @@ struct ProfileEvents: Sendable {
       }
     default:
       try await database.write { tx in try tx.setCursor(seq, for: producer) }
+    }
+  }
+
+  /// Stores one notification made by `make(actorName)` and the cursor, in one transaction
+  /// (one queue hop) when the replica knows the actor; otherwise asks AuthService first.
+  private func notifyOne(
+    actorId: String, seq: Int64, _ make: @escaping @Sendable (String) -> NewNotification
+  ) async throws {
+    let producer = Self.producer
+    let done = try await database.write { tx -> Bool in
+      guard let name = try UserDirectory.replicaName(actorId, on: tx.connection) else {
+        return false
+      }
+      try NotificationStore.insert(make(name), in: tx)
+      try tx.setCursor(seq, for: producer)
+      return true
+    }
+    if done { return }
+    let name = await users.displayName(actorId)
+    try await database.write { tx in
+      try NotificationStore.insert(make(name), in: tx)
+      try tx.setCursor(seq, for: producer)
     }
   }
 

@@ -31,6 +31,32 @@ struct UserDirectory: Sendable {
       """, [identity.id, username, identity.version])
   }
 
+  /// The replica's username for `id`, nil on a miss (no AuthService call).
+  static func replicaName(_ id: String, on c: SQLiteConnection) throws -> String? {
+    try c.queryOne("SELECT username FROM users WHERE id = ?", [id])?.string(0)
+  }
+
+  /// The user named `username` and the user with id `id`, from one replica read, each looked
+  /// up at AuthService on a miss; nil for one AuthService does not know.
+  /// - Throws: `ServiceError` 503/504 when the replica misses and AuthService cannot answer.
+  func resolve(username: String, id: String) async throws -> (named: UserRef?, withId: UserRef?) {
+    let name = username.lowercased()
+    let (named, withId) = try await database.read { c in
+      (
+        try c.queryOne("SELECT id, username FROM users WHERE username = ?", [name]).map {
+          UserRef(id: $0.string(0), username: $0.string(1))
+        },
+        try c.queryOne("SELECT id, username FROM users WHERE id = ?", [id]).map {
+          UserRef(id: $0.string(0), username: $0.string(1))
+        }
+      )
+    }
+    return (
+      try await named.asyncOr { try await byUsername(name) },
+      try await withId.asyncOr { try await byId(id) }
+    )
+  }
+
   /// The user named `username` (case-insensitive), or nil when AuthService does not know it.
   /// - Throws: `ServiceError` 503/504 when the replica misses and AuthService cannot answer.
   func byUsername(_ username: String) async throws -> UserRef? {
@@ -75,5 +101,13 @@ struct UserDirectory: Sendable {
       for identity in users { try UserDirectory.apply(identity, in: tx) }
     }
     return users.map { UserRef(id: $0.id, username: $0.username.lowercased()) }
+  }
+}
+
+extension Optional where Wrapped: Sendable {
+  /// The value, or the result of `fallback` when nil.
+  fileprivate func asyncOr(_ fallback: () async throws -> Wrapped?) async rethrows -> Wrapped? {
+    if let self { return self }
+    return try await fallback()
   }
 }
