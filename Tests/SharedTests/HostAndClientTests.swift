@@ -14,6 +14,7 @@ struct HostAndClientTests {
         defer { host.stop() }
         let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         let reply = try await client.call(TestRPC.Echo.self, .init(text: "hello"))
         #expect(reply.text == "hello")
         await #expect(throws: ServiceError.conflict("already_there", "it exists")) {
@@ -27,6 +28,7 @@ struct HostAndClientTests {
         defer { host.stop() }
         let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         do {
             _ = try await client.call(Auth.Login.self, .init(login: "a", password: "b"))
             Issue.record("expected unknown_type")
@@ -67,6 +69,7 @@ struct HostAndClientTests {
         // The host still serves well-formed requests afterwards.
         let client = try RPCClient(service: "test", endpoint: endpoint, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         #expect(try await client.call(TestRPC.Echo.self, .init(text: "still here")).text == "still here")
     }
 
@@ -145,6 +148,7 @@ struct HostAndClientTests {
         let endpoint = host.boundEndpoints.withLock { $0.rpc }
         let client = try RPCClient(service: "test", endpoint: endpoint, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         #expect(try await client.call(TestRPC.Echo.self, .init(text: "one")).text == "one")
         host.stop()
         await host.run()  // returns once the socket thread has closed its sockets
@@ -188,6 +192,7 @@ struct HostAndClientTests {
         defer { host.stop() }
         let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         _ = try await client.call(TestRPC.Echo.self, .init(text: "x"))
         let ping = try await client.call(Ops.Ping.self, Empty())
         #expect(ping.service == "test")
@@ -209,12 +214,12 @@ actor OrderLog {
 
 /// Retries pings until the client has a live connection (deadline-bounded, no sleeping).
 func waitUntilConnected(_ client: RPCClient) async throws {
-    let end = Timestamp.nowMs() + 10_000
+    let end = Timestamp.nowMs() + 30_000
     while true {
         do {
-            _ = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 500)
+            _ = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 2_000)
             return
-        } catch let e as ServiceError where e.status == 503 && Timestamp.nowMs() < end {
+        } catch let e as ServiceError where (e.status == 503 || e.status == 504) && Timestamp.nowMs() < end {
             await Task.yield()
         }
     }

@@ -32,6 +32,7 @@ struct OutboxAndSubscriberTests {
         let endpoints = host.boundEndpoints.withLock { $0 }
         let client = try RPCClient(service: "p", endpoint: endpoints.rpc, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         // 50 events published before anyone subscribes: PUB/SUB alone would lose them all.
         _ = try await client.call(TestRPC.Emit.self, .init(count: 50))
         let collected = Collected()
@@ -57,6 +58,7 @@ struct OutboxAndSubscriberTests {
         let endpoints = host.boundEndpoints.withLock { $0 }
         let client = try RPCClient(service: "p", endpoint: endpoints.rpc, context: context, logger: logger)
         defer { client.shutdown() }
+        try await waitUntilConnected(client)
         let consumerDB = try Database(
             path: "\(dir)/c.sqlite", producer: nil, migrations: ["CREATE TABLE applied(seq INTEGER PRIMARY KEY)"])
 
