@@ -88,7 +88,7 @@ class SSE:
     """Reads GET /v1/notifications/stream on a thread; events land in .events as dicts."""
 
     def __init__(self, client, token, last_event_id=None):
-        self.events, self.closed, self.status = [], threading.Event(), None
+        self.events, self.closed, self.status, self.headers_done = [], threading.Event(), None, False
         self.sock = socket.create_connection((client.host, client.port), timeout=60)
         req = (f"GET /v1/notifications/stream HTTP/1.1\r\nHost: {client.host}\r\n"
                f"Accept: text/event-stream\r\nAuthorization: Bearer {token}\r\n")
@@ -109,6 +109,7 @@ class SSE:
                     break
                 if line.lower().startswith(b"transfer-encoding:") and b"chunked" in line.lower():
                     chunked = True
+            self.headers_done = True
             buf, cur = b"", {}
             while True:
                 if chunked:
@@ -143,6 +144,13 @@ class SSE:
         finally:
             self.closed.set()
 
+    def wait_open(self, timeout=10):
+        """Waits for the response headers (the stream is then subscribed); checks 200."""
+        end = time.time() + timeout
+        while time.time() < end and self.headers_done is False and not self.closed.is_set():
+            time.sleep(0.02)
+        check(self.status == 200, f"GET /v1/notifications/stream: status {self.status}")
+
     def wait_for(self, n, timeout=10):
         end = time.time() + timeout
         while time.time() < end and len(self.events) < n and not self.closed.is_set():
@@ -167,6 +175,7 @@ def before(args):
     A, B, C = c.register(a), c.register(b), c.register(cc)
     say(f"registered {a}, {b}, {cc} through the gateway")
     stream = SSE(c, A)
+    stream.wait_open()
     st, post, text = c.call("POST", "/v1/posts", {"postType": "photo", "mediaURL": IMG, "thumbnailURL": IMG,
                                                    "caption": "across hosts"}, token=A)
     check(st == 201 and post and post.get("id"), f"POST /v1/posts: {st} {text[:200]!r}")
@@ -233,6 +242,7 @@ def after(args):
     say(f"after the restart: all {len(items)} notifications, each once, seq {min(seqs)}..{max(seqs)}")
 
     stream = SSE(c, A, last_event_id=s["lastSeq"])
+    stream.wait_open()
     check(stream.wait_for(3, 15), f"resumed stream delivered {len(stream.events)} of the 3 missed")
     st, js, text = c.call("PUT", f"/v1/users/{a}/follow", {}, token=C)
     check(st == 200 and js["followState"] == "following", f"follow after the restart: {st} {text[:200]!r}")
