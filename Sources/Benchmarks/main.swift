@@ -6,7 +6,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let name = arguments.first ?? ""
 let options = Array(arguments.dropFirst())
 switch name {
-// Each benchmark adds its case here.
+case "auth": try await AuthBenchmark.run(options)
+case "profile": try await ProfileBenchmark.run(options)
 default:
     print("usage: Benchmarks <auth|notification|profile|gateway> [options]")
 }
