@@ -58,6 +58,50 @@ enum CelebrityScenario {
             let done = results.withLock { $0.count }
             return "celebrity: posts \(done)/\(options.posts), streamed events \(streams.eventCount)"
         }
+        // Persistence: from the first post on, poll the (sampled) followers' lists until each
+        // holds every post (a follower counts as done once all posts were answered and seen).
+        var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
+        var followers = Array(1...f)
+        let sampleSize = min(f, options.checkSample ?? min(f, 2_000))
+        if sampleSize < f {
+            for i in 0..<sampleSize {
+                let j = i + Int(rng.next() % UInt64(f - i))
+                followers.swapAt(i, j)
+            }
+            followers = Array(followers.prefix(sampleSize))
+        }
+        // Per follower: when each post was first seen in the list; when all were.
+        let persisted = Locked((seen: [Int: [NotificationKey: UInt64]](), found: [Int: UInt64](), dup: [Int: Int]()))
+        let checkDeadline =
+            t0 + UInt64((Double(options.posts) * options.postInterval + max(options.grace, 5) + Double(sampleSize) / 500) * 1e9)
+        var remaining = followers
+        while !remaining.isEmpty && Clock.nowNs() < checkDeadline {
+            let known = results.withLock { $0 }
+            let allPosted = known.count == options.posts
+            let knownKeys = Set(
+                known.compactMap { r in r.id.map { NotificationKey(type: "post", postId: $0, actorId: celeb.id) } })
+            if knownKeys.isEmpty {
+                if allPosted { break }
+                try await Task.sleep(nanoseconds: 5_000_000)
+                continue
+            }
+            let round = remaining
+            await forEachConcurrently(round.count, limit: options.concurrency) { i in
+                let u = round[i]
+                guard
+                    let counts = await NotificationLists.count(api, token: pop.users[u].token, keys: knownKeys, maxPages: 1)
+                else { return }
+                let now = Clock.nowNs()
+                persisted.withLock { s in
+                    for (key, _) in counts where s.seen[u]?[key] == nil { s.seen[u, default: [:]][key] = now }
+                    s.dup[u] = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
+                    if allPosted && knownKeys.allSatisfy({ counts[$0] != nil }) { s.found[u] = now }
+                }
+            }
+            let found = persisted.withLock { $0.found }
+            remaining = remaining.filter { found[$0] == nil }
+            if !remaining.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        }
         while results.withLock({ $0.count }) < options.posts {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
@@ -77,43 +121,11 @@ enum CelebrityScenario {
             })
         let keySet = Set(keys.keys)
         let lastPostNs = ok.map(\.scheduledNs).max() ?? t0
-
-        // Persistence: poll the (sampled) followers' lists until each holds every post.
-        var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
-        var followers = Array(1...f)
-        let sampleSize = min(f, options.checkSample ?? min(f, 2_000))
-        if sampleSize < f {
-            for i in 0..<sampleSize {
-                let j = i + Int(rng.next() % UInt64(f - i))
-                followers.swapAt(i, j)
-            }
-            followers = Array(followers.prefix(sampleSize))
-        }
-        // Per follower: when each post was first seen in the list; done once all are there.
-        let persisted = Locked((seen: [Int: [NotificationKey: UInt64]](), found: [Int: UInt64](), dup: [Int: Int]()))
-        let checkDeadline = Clock.nowNs() + UInt64(max(options.grace, 5) * 1e9) + UInt64(Double(sampleSize) / 500 * 1e9)
-        var remaining = followers
-        while !remaining.isEmpty && Clock.nowNs() < checkDeadline && !keySet.isEmpty {
-            let round = remaining
-            await forEachConcurrently(round.count, limit: options.concurrency) { i in
-                let u = round[i]
-                guard let counts = await NotificationLists.count(api, token: pop.users[u].token, keys: keySet, maxPages: 1)
-                else { return }
-                let now = Clock.nowNs()
-                persisted.withLock { s in
-                    for (key, _) in counts where s.seen[u]?[key] == nil { s.seen[u, default: [:]][key] = now }
-                    s.dup[u] = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
-                    if keySet.allSatisfy({ counts[$0] != nil }) { s.found[u] = now }
-                }
-            }
-            let found = persisted.withLock { $0.found }
-            remaining = remaining.filter { found[$0] == nil }
-            if !remaining.isEmpty { try await Task.sleep(nanoseconds: 20_000_000) }
-        }
         let pers = persisted.withLock { s in
             (
                 found: s.found, dup: s.dup.values.reduce(0, +),
-                latencies: s.seen.values.flatMap { m in m.map { Clock.ms(from: keys[$0.key]!, to: $0.value) } }
+                latencies: s.seen.values.flatMap { m in m.compactMap { e in keys[e.key].map { Clock.ms(from: $0, to: e.value) } }
+                }
             )
         }
         var pr = PersistenceReport()
