@@ -8,7 +8,7 @@ import Shared
 /// LoadTest: notification fan-out load against the running system, through its HTTP API and
 /// notification streams only. See `usage`.
 let usage = """
-    usage: LoadTest setup|likes|celebrity|baseline|smoke [options]
+    usage: LoadTest setup|likes|celebrity|baseline|smoke|memory [options]
       --url URL               gateway (default http://127.0.0.1:8080)
       --users N               users to register (default 1000); user 0 is the celebrity
       --seed S                random seed (default 1): same seed, same graph and actions
@@ -18,7 +18,7 @@ let usage = """
       --owners O              likes: post owners, the first K of them streaming (default K)
       --followers F           celebrity followers with notifyPosts (default users-1)
       --posts P               celebrity posts (default 1), --post-interval seconds (default 1)
-      --follows-per-user D    mean out-degree of the power-law graph (default 10)
+      --follows-per-user D    mean out-degree of the power-law graph (default 10; 0 skips it)
       --register-concurrency C  concurrent registrations (default 4; argon2 is slow)
       --concurrency C         concurrent setup/check requests (default 64)
       --grace S               seconds to wait for late notifications (default 5)
@@ -49,6 +49,12 @@ func main() async -> Int32 {
     do {
         let options = try Options(args)
         switch scenario {
+        case "memory":
+            let port = URLComponents(string: options.url)?.port ?? 80
+            for (name, kb) in ServiceMemory.peaks(gatewayPort: port).sorted(by: { $0.key < $1.key }) {
+                print("\(name) \(kb) kB")
+            }
+            return 0
         case "smoke":
             return try await SmokeScenario.run(options)
         case "baseline":

@@ -9,24 +9,73 @@ enum ServiceMemory {
         "gateway": "Gateway",
     ]
 
-    /// Peak RSS in kB by executable name (several processes of one name are summed with a
-    /// `#pid` suffix each), plus `LoadTest` itself. `pids` restricts to known children when given.
-    static func peaks(pids: [String: Int32]? = nil) -> [String: Int] {
+    /// Peak RSS in kB by executable name, plus `LoadTest` itself.
+    ///
+    /// With `pids` (the smoke run's own children) exactly those. Otherwise the services are
+    /// found through the gateway: the process listening on `gatewayPort` (from /proc/net/tcp
+    /// and its fds) and its siblings (same parent, as under scripts/run-local or a Cluster)
+    /// with a service's executable name. If that fails, every process with such a name
+    /// (several of one name get a `#pid` suffix).
+    static func peaks(pids: [String: Int32]? = nil, gatewayPort: Int? = nil) -> [String: Int] {
         var out: [String: Int] = [:]
         if let pids {
             for (name, pid) in pids { if let kb = vmHWM(pid) { out[name] = kb } }
         } else {
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-            for e in entries {
-                guard let pid = Int32(e) else { continue }
-                guard let name = processName(pid), executables.contains(name), let kb = vmHWM(pid) else {
-                    continue
-                }
+            let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
+                .compactMap { pid in processName(pid).flatMap { executables.contains($0) ? (pid, $0) : nil } }
+            var chosen = all
+            if let port = gatewayPort, let gw = listeningPid(port: port, among: all.map(\.0)), let parent = parentPid(gw) {
+                chosen = all.filter { $0.0 == gw || parentPid($0.0) == parent }
+            }
+            for (pid, name) in chosen {
+                guard let kb = vmHWM(pid) else { continue }
                 out[out[name] == nil ? name : "\(name)#\(pid)"] = kb
             }
         }
         if let kb = vmHWM(getpid()) { out["LoadTest"] = kb }
         return out
+    }
+
+    /// Inodes of the sockets listening on TCP `port` (IPv4 and IPv6).
+    static func listeningInodes(port: Int) -> Set<String> {
+        var inodes = Set<String>()
+        for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            for line in text.split(separator: "\n").dropFirst() {
+                let f = line.split(separator: " ", omittingEmptySubsequences: true)
+                // local_address is HEX_IP:HEX_PORT, st 0A = LISTEN, inode is field 9.
+                guard f.count > 9, f[3] == "0A", let p = f[1].split(separator: ":").last, Int(p, radix: 16) == port else {
+                    continue
+                }
+                inodes.insert(String(f[9]))
+            }
+        }
+        return inodes
+    }
+
+    /// The pid (among `candidates`) holding a socket that listens on TCP `port`.
+    static func listeningPid(port: Int, among candidates: [Int32]) -> Int32? {
+        let inodes = listeningInodes(port: port)
+        guard !inodes.isEmpty else { return nil }
+        for pid in candidates {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+            for fd in fds {
+                guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(fd)"),
+                    target.hasPrefix("socket:[")
+                else { continue }
+                if inodes.contains(String(target.dropFirst(8).dropLast())) { return pid }
+            }
+        }
+        return nil
+    }
+
+    /// The parent pid from /proc/<pid>/stat (field 4, after the parenthesised name).
+    static func parentPid(_ pid: Int32) -> Int32? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        return fields.count > 1 ? Int32(fields[1]) : nil
     }
 
     /// The executable's base name from /proc/<pid>/cmdline (comm is cut at 15 characters).

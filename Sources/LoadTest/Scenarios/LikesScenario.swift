@@ -202,7 +202,7 @@ enum LikesScenario {
         d.latencyMs = LatencySummary(latencies)
         d.timeline = TimelinePoint.timeline(plots.delivery)
         report.delivery = d
-        report.peakRSSKB = ServiceMemory.peaks(pids: memoryPids)
+        report.peakRSSKB = ServiceMemory.peaks(pids: memoryPids, gatewayPort: URLComponents(string: options.url)?.port ?? 80)
 
         if options.baseline {
             let bytes =

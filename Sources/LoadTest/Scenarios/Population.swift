@@ -59,7 +59,7 @@ enum Setup {
             try await register(
                 api, &population, count: n, concurrency: options.registerConcurrency, path: path)
         }
-        if buildGraph && population.graphUsers < n {
+        if buildGraph && options.followsPerUser > 0 && population.graphUsers < n {
             try await followGraph(api, &population, count: n, options: options)
             try save(population, path)
         }
