@@ -102,13 +102,15 @@ enum CelebrityScenario {
             remaining = remaining.filter { found[$0] == nil }
             if !remaining.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
         }
-        while results.withLock({ $0.count }) < options.posts {
+        let responseDeadline = t0 + UInt64((Double(options.posts) * options.postInterval + 45) * 1e9)
+        while results.withLock({ $0.count }) < options.posts && Clock.nowNs() < responseDeadline {
             try await Task.sleep(nanoseconds: 10_000_000)
         }
         let posted = results.withLock { $0 }.sorted { $0.index < $1.index }
         let ok = posted.filter { $0.id != nil && ($0.status == 201 || $0.status == 200) }
         report.actionsSent = options.posts
         report.actionsOK = ok.count
+        if posted.count < options.posts { report.errorsByStatus["no response"] = options.posts - posted.count }
         for p in posted where p.id == nil {
             report.errorsByStatus[
                 p.status == 0 ? "transport: \(p.error ?? "?")" : String(p.status), default: 0] += 1

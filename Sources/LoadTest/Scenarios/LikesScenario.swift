@@ -103,7 +103,12 @@ enum LikesScenario {
                 streams.eventCount)
         }
         // Wait for every response, then for the streamed notifications (or the grace period).
-        while state.withLock({ $0.completed }) < total { try await Task.sleep(nanoseconds: 20_000_000) }
+        // Responses are awaited until 45 s after the last scheduled send (requests time out at 30 s,
+        // so this only trips if the transport itself wedges); the missing ones count as errors.
+        let responseDeadline = t0 + UInt64(options.duration * 1e9) + 45_000_000_000
+        while state.withLock({ $0.completed }) < total && Clock.nowNs() < responseDeadline {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
         let endNs = Clock.nowNs()
         let streamed = Set(owners.prefix(k))
         let wantStreamed = state.withLock {
@@ -125,7 +130,8 @@ enum LikesScenario {
         api.engine.closeStreams()
         report.streamsClosedEarly = streams.closedEarly
 
-        let s = state.withLock { $0 }
+        var s = state.withLock { $0 }
+        if s.completed < total { s.errors["no response", default: 0] += total - s.completed }
         report.durationS = Clock.ms(from: t0, to: endNs) / 1000
         report.actionsSent = total
         report.actionsOK = s.ok
