@@ -8,6 +8,7 @@ let options = Array(arguments.dropFirst())
 switch name {
 case "auth": try await AuthBenchmark.run(options)
 case "profile": try await ProfileBenchmark.run(options)
+case "gateway": try await GatewayBenchmark.run(options)
 default:
     print("usage: Benchmarks <auth|notification|profile|gateway> [options]")
 }
