@@ -29,7 +29,7 @@ struct HTTPRequest: Sendable {
     var body: [UInt8]?
     /// Monotonic ns before which the request must not start (open-loop schedule); nil = now.
     var notBeforeNs: UInt64?
-    var timeoutMs: Int = 30_000
+    var timeoutMs: Int = 15_000
 }
 
 /// Callbacks of a Server-Sent Events stream, all called on the curl thread (keep them short).
@@ -64,7 +64,12 @@ final class CurlEngine: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private let streamIds = Locked(0)
 
-    init() {
+    /// At most this many requests (streams not counted) are in flight; later ones wait in the
+    /// schedule (their latency still counts from the scheduled time, so overload shows).
+    let maxInFlight: Int
+
+    init(maxInFlight: Int = 2_000) {
+        self.maxInFlight = maxInFlight
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         guard let m = curl_multi_init() else { fatalError("curl_multi_init failed") }
         multi = m
@@ -140,6 +145,8 @@ final class CurlEngine: @unchecked Sendable {
     }
 
     private var active: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Requests (not streams) started and not finished; capped at `maxInFlight`.
+    private var requestsInFlight = 0
     private var scheduled = TimeHeap<Transfer>()
 
     private func loop() {
@@ -153,7 +160,8 @@ final class CurlEngine: @unchecked Sendable {
                 switch c {
                 case .request(let r, let done):
                     let t = Transfer(request: r, completion: done, stream: nil)
-                    if let at = r.notBeforeNs, at > Clock.nowNs() { scheduled.push(at, t) } else { start(t) }
+                    // Through the schedule even when due now, so the in-flight cap applies.
+                    scheduled.push(r.notBeforeNs ?? 0, t)
                 case .stream(let r, let h, _):
                     start(Transfer(request: r, completion: nil, stream: h))
                 case .closeStreams:
@@ -164,7 +172,9 @@ final class CurlEngine: @unchecked Sendable {
             }
             if !running { break }
             let now = Clock.nowNs()
-            while let at = scheduled.peekTime, at <= now, let t = scheduled.pop() { start(t) }
+            while requestsInFlight < maxInFlight, let at = scheduled.peekTime, at <= now, let t = scheduled.pop() {
+                start(t)
+            }
             var stillRunning: Int32 = 0
             curl_multi_perform(multi, &stillRunning)
             var queued: Int32 = 0
@@ -177,7 +187,12 @@ final class CurlEngine: @unchecked Sendable {
             var timeoutMs: Int32 = 50
             if let at = scheduled.peekTime {
                 let now2 = Clock.nowNs()
-                timeoutMs = at <= now2 ? 0 : Int32(min(50, (at - now2) / 1_000_000))
+                if at > now2 {
+                    timeoutMs = Int32(min(50, (at - now2) / 1_000_000))
+                } else {
+                    // Due but held back by the in-flight cap: wait for a completion (or 5 ms).
+                    timeoutMs = requestsInFlight >= maxInFlight ? 5 : 0
+                }
             }
             if timeoutMs > 0 { curl_multi_poll(multi, nil, 0, timeoutMs, nil) }
         }
@@ -200,6 +215,7 @@ final class CurlEngine: @unchecked Sendable {
             return
         }
         t.handle = h
+        if t.stream == nil { requestsInFlight += 1 }
         let key = Unmanaged.passUnretained(t).toOpaque()
         active[key] = t
         _ = ccurl_setopt_string(h, CURLOPT_URL, t.request.url)
@@ -250,6 +266,7 @@ final class CurlEngine: @unchecked Sendable {
         t.handle = nil
         t.headers = nil
         active[Unmanaged.passUnretained(t).toOpaque()] = nil
+        if t.stream == nil { requestsInFlight -= 1 }
         if let s = t.stream {
             s.onClose(status, closedByUs ? nil : errorText)
         } else {

@@ -198,12 +198,16 @@ enum CelebrityScenario {
             let bytes =
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
-            let (b, samples) = try Baseline.run(
-                subscribers: k, rate: 1 / max(options.postInterval, 0.001),
-                duration: Double(options.posts) * options.postInterval,
-                payloadBytes: bytes, fanout: true, seed: options.seed, messages: options.posts)
-            report.baseline = b
-            plots.baseline = samples
+            do {
+                let (b, samples) = try Baseline.run(
+                    subscribers: k, rate: 1 / max(options.postInterval, 0.001),
+                    duration: Double(options.posts) * options.postInterval,
+                    payloadBytes: bytes, fanout: true, seed: options.seed, messages: options.posts)
+                report.baseline = b
+                plots.baseline = samples
+            } catch {
+                report.failures.append("baseline did not run: \(error)")
+            }
         }
         Checks.apply(&report)
         if let p = report.persistence {

@@ -214,11 +214,15 @@ enum LikesScenario {
             let bytes =
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
-            let (b, samples) = try Baseline.run(
-                subscribers: k, rate: options.rate, duration: options.duration, payloadBytes: bytes,
-                fanout: false, seed: options.seed)
-            report.baseline = b
-            plots.baseline = samples
+            do {
+                let (b, samples) = try Baseline.run(
+                    subscribers: k, rate: options.rate, duration: options.duration, payloadBytes: bytes,
+                    fanout: false, seed: options.seed)
+                report.baseline = b
+                plots.baseline = samples
+            } catch {
+                report.failures.append("baseline did not run: \(error)")
+            }
         }
         Checks.apply(&report)
         return (report, plots)
