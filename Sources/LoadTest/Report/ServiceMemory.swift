@@ -40,7 +40,7 @@ enum ServiceMemory {
     static func listeningInodes(port: Int) -> Set<String> {
         var inodes = Set<String>()
         for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
+            guard let text = readProcFile(file) else { continue }
             for line in text.split(separator: "\n").dropFirst() {
                 let f = line.split(separator: " ", omittingEmptySubsequences: true)
                 // local_address is HEX_IP:HEX_PORT, st 0A = LISTEN, inode is field 9.
@@ -51,6 +51,21 @@ enum ServiceMemory {
             }
         }
         return inodes
+    }
+
+    /// Reads a /proc file whole (their size reads as 0, so read until EOF).
+    static func readProcFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { break }
+            out.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The pid (among `candidates`) holding a socket that listens on TCP `port`.
@@ -71,7 +86,7 @@ enum ServiceMemory {
 
     /// The parent pid from /proc/<pid>/stat (field 4, after the parenthesised name).
     static func parentPid(_ pid: Int32) -> Int32? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        guard let text = readProcFile("/proc/\(pid)/stat"),
             let close = text.lastIndex(of: ")")
         else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
@@ -87,7 +102,7 @@ enum ServiceMemory {
     }
 
     static func vmHWM(_ pid: Int32) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else {
+        guard let text = readProcFile("/proc/\(pid)/status") else {
             return nil
         }
         for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
