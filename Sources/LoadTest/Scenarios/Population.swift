@@ -201,12 +201,16 @@ enum Setup {
     }
 }
 
-/// Prints a line on stderr (clearing a progress line first).
+/// Whether stderr is a terminal (progress lines are rewritten in place only there).
+let stderrIsTerminal = isatty(2) == 1
+
+/// Prints a line on stderr (clearing a progress line first on a terminal).
 func log(_ message: String) {
-    FileHandle.standardError.write(Data(("\r\u{1B}[K" + message + "\n").utf8))
+    FileHandle.standardError.write(Data(((stderrIsTerminal ? "\r\u{1B}[K" : "") + message + "\n").utf8))
 }
 
-/// A progress line on stderr, rewritten in place once per second until `stop()`.
+/// A progress line on stderr, rewritten in place once per second until `stop()`; when stderr
+/// is not a terminal (CI logs), a plain line every 5 seconds instead.
 final class Progress: @unchecked Sendable {
     // @unchecked: `running` is guarded by `lock`; `render` is Sendable.
     private let lock = NSLock()
@@ -217,15 +221,21 @@ final class Progress: @unchecked Sendable {
     init(_ render: @escaping @Sendable () -> String) {
         self.render = render
         let t = Thread { [self] in
+            var tick = 0
             while true {
                 for _ in 0..<10 {
                     Thread.sleep(forTimeInterval: 0.1)
                     if !self.isRunning { break }
                 }
                 if !self.isRunning { break }
-                FileHandle.standardError.write(Data(("\r\u{1B}[K" + self.render()).utf8))
+                tick += 1
+                if stderrIsTerminal {
+                    FileHandle.standardError.write(Data(("\r\u{1B}[K" + self.render()).utf8))
+                } else if tick % 5 == 0 {
+                    FileHandle.standardError.write(Data((self.render() + "\n").utf8))
+                }
             }
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            if stderrIsTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
             self.done.signal()
         }
         t.start()
