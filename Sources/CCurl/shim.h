@@ -1,0 +1,35 @@
+#ifndef CCURL_SHIM_H
+#define CCURL_SHIM_H
+#include <curl/curl.h>
+
+/* curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic, which Swift cannot
+   call: these typed wrappers are what the Swift side uses. */
+
+typedef size_t (*ccurl_data_callback)(char *data, size_t size, size_t count, void *user);
+
+static inline CURLcode ccurl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ccurl_setopt_pointer(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ccurl_setopt_string(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode ccurl_setopt_callback(CURL *h, CURLoption o, ccurl_data_callback f) { return curl_easy_setopt(h, o, f); }
+
+static inline long ccurl_response_code(CURL *h) {
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    return code;
+}
+
+static inline void *ccurl_private(CURL *h) {
+    char *p = 0;
+    curl_easy_getinfo(h, CURLINFO_PRIVATE, &p);
+    return (void *)p;
+}
+
+static inline CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+/* CURLMsg carries a union; these read it without Swift having to know its layout. */
+static inline CURL *ccurl_msg_handle(CURLMsg *m) { return m->easy_handle; }
+static inline int ccurl_msg_is_done(CURLMsg *m) { return m->msg == CURLMSG_DONE; }
+static inline CURLcode ccurl_msg_result(CURLMsg *m) { return m->data.result; }
+
+#endif

@@ -1,0 +1,223 @@
+import Foundation
+import Shared
+
+/// Scenario `celebrity`: user 0, followed by F users with notifyPosts, posts P times while K of
+/// them hold streams. Streamed `post` notifications give the delivery latency; followers' lists
+/// (all, or a seeded sample) are polled until they hold every post: the persistence latency.
+enum CelebrityScenario {
+    static func run(_ api: GatewayAPI, _ options: Options, memoryPids: [String: Int32]? = nil)
+        async throws -> (RunReport, PlotData)
+    {
+        let pop = try await Setup.run(api, options, followers: options.followers)
+        let n = pop.users.count
+        let f = pop.celebrityFollowers
+        guard f > 0 else { throw LoadTestError("the celebrity has no followers (--followers)") }
+        let k = min(options.streams, f)
+        let celeb = pop.users[0]
+        var report = RunReport(
+            scenario: "celebrity", seed: options.seed, url: options.url, startedAt: RunReport.timestamp())
+        report.parameters = [
+            "users": "\(n)", "followers": "\(f)", "streams": "\(k)", "posts": "\(options.posts)",
+        ]
+        let streamUsers = Array(1...k)
+        let streams = try await StreamSet(api: api, population: pop, users: streamUsers)
+        report.streamsOpen = k
+        log("celebrity: \(k) streams open; posting \(options.posts) time(s)")
+
+        struct PostResult: Sendable {
+            var index: Int
+            var id: String?
+            var status: Int
+            var error: String?
+            var scheduledNs: UInt64
+            var finishedNs: UInt64
+        }
+        let results = Locked([PostResult]())
+        let runTag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let t0 = Clock.nowNs() + 100_000_000
+        for p in 0..<options.posts {
+            let at = t0 + UInt64(Double(p) * options.postInterval * 1e9)
+            let req = api.request(
+                "POST", "/v1/posts", token: celeb.token,
+                json: [
+                    "postType": "photo",
+                    "mediaURL": "https://media.example/loadtest/celeb-\(runTag)-\(p).jpg",
+                    "thumbnailURL": "https://media.example/loadtest/celeb-\(runTag)-\(p)-t.jpg",
+                    "caption": "celebrity \(runTag) \(p)",
+                ], at: at)
+            api.engine.send(req) { r in
+                results.withLock {
+                    $0.append(
+                        PostResult(
+                            index: p, id: r.object["id"] as? String, status: r.status, error: r.error,
+                            scheduledNs: r.scheduledNs, finishedNs: r.finishedNs))
+                }
+            }
+        }
+        let progress = Progress {
+            let done = results.withLock { $0.count }
+            return "celebrity: posts \(done)/\(options.posts), streamed events \(streams.eventCount)"
+        }
+        // Persistence: from the first post on, poll the (sampled) followers' lists until each
+        // holds every post (a follower counts as done once all posts were answered and seen).
+        var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
+        var followers = Array(1...f)
+        let sampleSize = min(f, options.checkSample ?? min(f, 2_000))
+        if sampleSize < f {
+            for i in 0..<sampleSize {
+                let j = i + Int(rng.next() % UInt64(f - i))
+                followers.swapAt(i, j)
+            }
+            followers = Array(followers.prefix(sampleSize))
+        }
+        // Per follower: when each post was first seen in the list; when all were.
+        let persisted = Locked((seen: [Int: [NotificationKey: UInt64]](), found: [Int: UInt64](), dup: [Int: Int]()))
+        let checkDeadline =
+            t0 + UInt64((Double(options.posts) * options.postInterval + max(options.grace, 5) + Double(sampleSize) / 500) * 1e9)
+        var remaining = followers
+        while !remaining.isEmpty && Clock.nowNs() < checkDeadline {
+            let known = results.withLock { $0 }
+            let allPosted = known.count == options.posts
+            let knownKeys = Set(
+                known.compactMap { r in r.id.map { NotificationKey(type: "post", postId: $0, actorId: celeb.id) } })
+            if knownKeys.isEmpty {
+                if allPosted { break }
+                try await Task.sleep(nanoseconds: 5_000_000)
+                continue
+            }
+            let round = remaining
+            await forEachConcurrently(round.count, limit: options.concurrency) { i in
+                let u = round[i]
+                guard
+                    let counts = await NotificationLists.count(api, token: pop.users[u].token, keys: knownKeys, maxPages: 1)
+                else { return }
+                let now = Clock.nowNs()
+                persisted.withLock { s in
+                    for (key, _) in counts where s.seen[u]?[key] == nil { s.seen[u, default: [:]][key] = now }
+                    s.dup[u] = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
+                    if allPosted && knownKeys.allSatisfy({ counts[$0] != nil }) { s.found[u] = now }
+                }
+            }
+            let found = persisted.withLock { $0.found }
+            remaining = remaining.filter { found[$0] == nil }
+            if !remaining.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
+        }
+        let responseDeadline = t0 + UInt64((Double(options.posts) * options.postInterval + 45) * 1e9)
+        while results.withLock({ $0.count }) < options.posts && Clock.nowNs() < responseDeadline {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        let posted = results.withLock { $0 }.sorted { $0.index < $1.index }
+        let ok = posted.filter { $0.id != nil && ($0.status == 201 || $0.status == 200) }
+        report.actionsSent = options.posts
+        report.actionsOK = ok.count
+        if posted.count < options.posts { report.errorsByStatus["no response"] = options.posts - posted.count }
+        for p in posted where p.id == nil {
+            report.errorsByStatus[
+                p.status == 0 ? "transport: \(p.error ?? "?")" : String(p.status), default: 0] += 1
+        }
+        report.httpLatencyMs = LatencySummary(
+            posted.map { Clock.ms(from: $0.scheduledNs, to: $0.finishedNs) })
+        let keys = Dictionary(
+            uniqueKeysWithValues: ok.map {
+                (NotificationKey(type: "post", postId: $0.id!, actorId: celeb.id), $0.scheduledNs)
+            })
+        let keySet = Set(keys.keys)
+        let lastPostNs = ok.map(\.scheduledNs).max() ?? t0
+        let pers = persisted.withLock { s in
+            (
+                found: s.found, dup: s.dup.values.reduce(0, +),
+                latencies: s.seen.values.flatMap { m in m.compactMap { e in keys[e.key].map { Clock.ms(from: $0, to: e.value) } }
+                }
+            )
+        }
+        var pr = PersistenceReport()
+        pr.followersChecked = followers.count
+        pr.found = pers.found.count
+        pr.missing = followers.count - pers.found.count
+        pr.latencyMs = LatencySummary(pers.latencies)
+        if pr.missing == 0, let last = pers.found.values.max() {
+            pr.allPersistedWithinMs = Clock.ms(from: lastPostNs, to: last)
+        }
+        report.persistence = pr
+
+        // Streams: wait for the rest within the grace period.
+        let want = keySet.count * k
+        let graceEnd = Clock.nowNs() + UInt64(options.grace * 1e9)
+        while Clock.nowNs() < graceEnd {
+            let got = Set(
+                streams.events.filter { keySet.contains($0.key) }.map { "\($0.user)|\($0.key.postId)" }
+            ).count
+            if got >= want { break }
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        progress.stop()
+        api.engine.closeStreams()
+        report.streamsClosedEarly = streams.closedEarly
+        report.durationS = Clock.ms(from: t0, to: Clock.nowNs()) / 1000
+        report.throughputPerSecond =
+            Double(ok.count * f)
+            / max(0.001, Clock.ms(from: t0, to: (pers.found.values.max() ?? Clock.nowNs())) / 1000)
+
+        var d = DeliveryReport()
+        var plots = PlotData()
+        var seen: [String: (ns: UInt64, count: Int)] = [:]
+        let events = streams.events
+        for e in events where e.key.type == "post" && e.key.actorId == celeb.id {
+            let id = "\(e.user)|\(e.key.postId)"
+            if let s = seen[id] { seen[id] = (s.ns, s.count + 1) } else { seen[id] = (e.ns, 1) }
+            if !keySet.contains(e.key) { d.unexpected += 1 }
+        }
+        var latencies: [Double] = []
+        let streamSet = Set(streamUsers)
+        for (key, at) in keys {
+            for u in streamUsers {
+                d.expected += 1
+                if let s = seen["\(u)|\(key.postId)"] {
+                    d.streamed += 1
+                    d.duplicates += s.count - 1
+                    let ms = Clock.ms(from: at, to: s.ns)
+                    latencies.append(ms)
+                    plots.delivery.append(Sample(atS: Clock.ms(from: t0, to: at) / 1000 + ms / 1000, ms: ms))
+                } else {
+                    d.lost += 1
+                }
+            }
+        }
+        // Non-streamed sampled followers: the list check is their delivery.
+        for u in followers where !streamSet.contains(u) {
+            d.expected += keySet.count
+            if pers.found[u] != nil { d.listed += keySet.count } else { d.lost += keySet.count }
+        }
+        d.duplicates += pers.dup
+        d.latencyMs = LatencySummary(latencies)
+        d.timeline = TimelinePoint.timeline(plots.delivery)
+        report.delivery = d
+        report.peakRSSKB = ServiceMemory.peaks(pids: memoryPids, gatewayPort: URLComponents(string: options.url)?.port ?? 80)
+        if options.baseline {
+            let bytes =
+                options.payloadBytes
+                ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
+            do {
+                let (b, samples) = try Baseline.run(
+                    subscribers: k, rate: 1 / max(options.postInterval, 0.001),
+                    duration: Double(options.posts) * options.postInterval,
+                    payloadBytes: bytes, fanout: true, seed: options.seed, messages: options.posts)
+                report.baseline = b
+                plots.baseline = samples
+            } catch {
+                report.failures.append("baseline did not run: \(error)")
+            }
+        }
+        Checks.apply(&report)
+        if let p = report.persistence {
+            if p.missing == 0 {
+                report.checks.append(
+                    "every checked follower's list holds every post (\(p.followersChecked))")
+            } else {
+                report.failures.append("\(p.missing) of \(p.followersChecked) followers' lists lack a post")
+            }
+        }
+        return (report, plots)
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import Shared
+
+/// One registered load-test user.
+struct LoadUser: Codable, Sendable {
+    var username: String
+    var id: String
+    var token: String
+}
+
+/// The users and follow graph a scenario runs on, cached in a JSON file so that repeated runs
+/// skip the slow registrations (argon2). User 0 is the celebrity.
+struct Population: Codable, Sendable {
+    var url: String
+    var seed: UInt64
+    /// Username prefix, unique per population so a fresh one never collides in the same database.
+    var prefix: String
+    var users: [LoadUser]
+    /// Users 1...celebrityFollowers follow user 0 with notifyPosts.
+    var celebrityFollowers = 0
+    /// Whether the power-law graph has been built for `users.count` users.
+    var graphUsers = 0
+    var graphFollows = 0
+}
+
+/// Setup: registers users, builds the power-law follow graph and the celebrity's followers.
+enum Setup {
+    static let password = "loadtest-password"
+
+    /// Loads the cached population (when its first token still works) or starts a new one,
+    /// then registers up to `options.users`, builds the graph, and makes `followers` follow the celebrity.
+    /// - Throws: `LoadTestError` when registrations or follows fail.
+    static func run(
+        _ api: GatewayAPI, _ options: Options, followers wanted: Int? = nil, buildGraph: Bool = true
+    ) async throws -> Population {
+        let path = options.usersFilePath
+        var pop: Population?
+        if let data = FileManager.default.contents(atPath: path),
+            let p = try? JSONDecoder().decode(Population.self, from: data),
+            p.url == options.url, p.seed == options.seed, let first = p.users.first
+        {
+            let r = await api.call("GET", "/v1/me", token: first.token)
+            if r.status == 200 {
+                pop = p
+                log("setup: reusing \(p.users.count) users from \(path)")
+            } else {
+                log(
+                    "setup: cached users in \(path) are not valid here (HTTP \(r.status)); registering new ones"
+                )
+            }
+        }
+        var population =
+            pop
+            ?? Population(
+                url: options.url, seed: options.seed,
+                prefix: "lt\(String(UInt32.random(in: 0...UInt32.max) % 1_000_000, radix: 36))", users: [])
+        let n = max(2, options.users)
+        if population.users.count < n {
+            try await register(
+                api, &population, count: n, concurrency: options.registerConcurrency, path: path)
+        }
+        if buildGraph && options.followsPerUser > 0 && population.graphUsers < n {
+            try await followGraph(api, &population, count: n, options: options)
+            try save(population, path)
+        }
+        let f = min(wanted ?? options.followers ?? (n - 1), n - 1)
+        if population.celebrityFollowers < f {
+            try await celebrity(api, &population, followers: f, concurrency: options.concurrency)
+            try save(population, path)
+        }
+        return population
+    }
+
+    static func save(_ p: Population, _ path: String) throws {
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent.isEmpty
+                ? "." : (path as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
+        let enc = JSONEncoder()
+        enc.outputFormatting = [.sortedKeys]
+        try enc.encode(p).write(to: URL(fileURLWithPath: path))
+    }
+
+    private static func register(
+        _ api: GatewayAPI, _ population: inout Population, count n: Int, concurrency: Int, path: String
+    ) async throws {
+        let start = population.users.count
+        let prefix = population.prefix
+        let results = Locked([Int: LoadUser]())
+        let failures = Locked([String]())
+        let t0 = Clock.nowNs()
+        let progress = Progress {
+            let done = results.withLock { $0.count }
+            let s = Clock.ms(from: t0, to: Clock.nowNs()) / 1000
+            return String(
+                format: "setup: registered %d/%d users (%.1f/s)", start + done, n,
+                Double(done) / max(s, 0.001))
+        }
+        // In chunks, saving after each, so an interrupted setup resumes where it stopped.
+        var chunkStart = start
+        while chunkStart < n {
+            let chunkEnd = min(n, chunkStart + 500)
+            let base = chunkStart
+            await forEachConcurrently(chunkEnd - chunkStart, limit: concurrency) { k in
+                let i = base + k
+                let username = "\(prefix)_\(i)"
+                switch await api.registerOrLogin(username: username, password: password) {
+                case .success(let u):
+                    results.withLock { $0[i] = LoadUser(username: username, id: u.id, token: u.token) }
+                case .failure(let e): failures.withLock { $0.append(e.description) }
+                }
+            }
+            if let f = failures.withLock({ $0.first }) {
+                progress.stop()
+                throw LoadTestError(f)
+            }
+            let got = results.withLock { $0 }
+            for i in chunkStart..<chunkEnd { population.users.append(got[i]!) }
+            try save(population, path)
+            chunkStart = chunkEnd
+        }
+        progress.stop()
+        log(
+            String(
+                format: "setup: %d users registered in %.1f s", n - start,
+                Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
+    }
+
+    /// Each user follows ~`followsPerUser` others picked by Zipf rank among users 1..<n, so a few
+    /// users get most followers (power law). The celebrity (user 0) is left to `celebrity`.
+    private static func followGraph(
+        _ api: GatewayAPI, _ population: inout Population, count n: Int, options: Options
+    ) async throws {
+        var rng = SeededRandom(seed: options.seed &+ 0x6772_6170_68)
+        let zipf = ZipfSampler(count: n - 1, exponent: 1.0)
+        var edges: [(Int, Int)] = []
+        for u in 0..<n {
+            let degree = min(n - 2, max(1, Int(Double(options.followsPerUser) * (0.5 + rng.unit()))))
+            var seen = Set<Int>()
+            var tries = 0
+            while seen.count < degree && tries < degree * 10 {
+                tries += 1
+                let target = 1 + zipf.sample(&rng)
+                if target != u { seen.insert(target) }
+            }
+            for t in seen.sorted() { edges.append((u, t)) }
+        }
+        try await follow(
+            api, population, edges: edges, notifyPosts: false, concurrency: options.concurrency,
+            label: "follow graph")
+        population.graphUsers = n
+        population.graphFollows = edges.count
+    }
+
+    private static func celebrity(
+        _ api: GatewayAPI, _ population: inout Population, followers f: Int, concurrency: Int
+    ) async throws {
+        let edges = (max(1, population.celebrityFollowers + 1)...f).map { ($0, 0) }
+        try await follow(
+            api, population, edges: edges, notifyPosts: true, concurrency: concurrency,
+            label: "celebrity followers")
+        population.celebrityFollowers = f
+    }
+
+    private static func follow(
+        _ api: GatewayAPI, _ population: Population, edges: [(Int, Int)], notifyPosts: Bool,
+        concurrency: Int, label: String
+    ) async throws {
+        let users = population.users
+        let done = Locked(0)
+        let failures = Locked([String]())
+        let t0 = Clock.nowNs()
+        let progress = Progress {
+            let d = done.withLock { $0 }
+            return String(format: "setup: %@ %d/%d", label, d, edges.count)
+        }
+        await forEachConcurrently(edges.count, limit: concurrency) { k in
+            let (from, to) = edges[k]
+            var r = HTTPResult(status: 0, body: [], error: nil, scheduledNs: 0, finishedNs: 0)
+            for _ in 0..<3 {
+                r = await api.call(
+                    "PUT", "/v1/users/\(users[to].username)/follow", token: users[from].token,
+                    json: ["notifyPosts": notifyPosts])
+                if r.status == 200 { break }
+            }
+            if r.status != 200 {
+                failures.withLock {
+                    $0.append(
+                        "follow \(users[from].username) → \(users[to].username): HTTP \(r.status) \(r.error ?? String(decoding: r.body.prefix(200), as: UTF8.self))"
+                    )
+                }
+            }
+            done.withLock { $0 += 1 }
+        }
+        progress.stop()
+        if let f = failures.withLock({ $0.first }) { throw LoadTestError(f) }
+        log(
+            String(
+                format: "setup: %@: %d follows in %.1f s", label, edges.count,
+                Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
+    }
+}
+
+/// Whether stderr is a terminal (progress lines are rewritten in place only there).
+let stderrIsTerminal = isatty(2) == 1
+
+/// Prints a line on stderr (clearing a progress line first on a terminal).
+func log(_ message: String) {
+    FileHandle.standardError.write(Data(((stderrIsTerminal ? "\r\u{1B}[K" : "") + message + "\n").utf8))
+}
+
+/// A progress line on stderr, rewritten in place once per second until `stop()`; when stderr
+/// is not a terminal (CI logs), a plain line every 5 seconds instead.
+final class Progress: @unchecked Sendable {
+    // @unchecked: `running` is guarded by `lock`; `render` is Sendable.
+    private let lock = NSLock()
+    private var running = true
+    private let render: @Sendable () -> String
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ render: @escaping @Sendable () -> String) {
+        self.render = render
+        let t = Thread { [self] in
+            var tick = 0
+            while true {
+                for _ in 0..<10 {
+                    Thread.sleep(forTimeInterval: 0.1)
+                    if !self.isRunning { break }
+                }
+                if !self.isRunning { break }
+                tick += 1
+                if stderrIsTerminal {
+                    FileHandle.standardError.write(Data(("\r\u{1B}[K" + self.render()).utf8))
+                } else if tick % 5 == 0 {
+                    FileHandle.standardError.write(Data((self.render() + "\n").utf8))
+                }
+            }
+            if stderrIsTerminal { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            self.done.signal()
+        }
+        t.start()
+    }
+
+    private var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return running
+    }
+
+    /// Stops and clears the line; waits for the thread.
+    func stop() {
+        lock.lock()
+        let was = running
+        running = false
+        lock.unlock()
+        if was { done.wait() }
+    }
+}

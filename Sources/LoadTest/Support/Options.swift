@@ -1,0 +1,106 @@
+import Foundation
+
+/// Command-line options shared by every scenario (`--name value`; `--baseline` is a flag).
+struct Options: Sendable {
+    var url = "http://127.0.0.1:8080"
+    /// Users to register in setup.
+    var users = 1_000
+    var seed: UInt64 = 1
+    /// Likes per second (open loop).
+    var rate = 100.0
+    /// Seconds of load.
+    var duration = 10.0
+    /// Open notification streams.
+    var streams = 100
+    /// Post owners in the likes scenario (the first `streams` of them hold streams); default = streams.
+    var owners: Int?
+    /// Celebrity followers (notifyPosts); default users - 1.
+    var followers: Int?
+    /// Celebrity posts.
+    var posts = 1
+    /// Seconds between celebrity posts.
+    var postInterval = 1.0
+    /// Average follows per user in the power-law graph.
+    var followsPerUser = 10
+    /// Concurrent registrations (argon2 makes each one slow).
+    var registerConcurrency = 4
+    /// Concurrent requests for setup and checks.
+    var concurrency = 64
+    /// Seconds to wait after the load for late notifications.
+    var grace = 5.0
+    /// Followers whose lists are checked after a celebrity post (default all).
+    var checkSample: Int?
+    var reportDir: String?
+    /// Cached users file; default `<reports>/users-<host_port>-seed<S>.json`.
+    var usersFile: String?
+    /// Also run the raw libzmq baseline with the same shape.
+    var baseline = false
+    /// Payload bytes of a baseline message (default: the mean notification size seen).
+    var payloadBytes: Int?
+
+    /// Parses `arguments` (after the scenario name).
+    /// - Throws: `LoadTestError` naming an unknown option or a bad value.
+    init(_ arguments: [String]) throws {
+        var i = 0
+        func value() throws -> String {
+            i += 1
+            guard i < arguments.count else { throw LoadTestError("\(arguments[i - 1]) needs a value") }
+            return arguments[i]
+        }
+        func number(_ v: String, _ name: String) throws -> Double {
+            guard let d = Double(v.replacingOccurrences(of: "_", with: "")), d >= 0 else {
+                throw LoadTestError("\(name): not a number: \(v)")
+            }
+            return d
+        }
+        while i < arguments.count {
+            let a = arguments[i]
+            switch a {
+            case "--url": url = try value().trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+            case "--users": users = Int(try number(try value(), a))
+            case "--seed": seed = UInt64(try number(try value(), a))
+            case "--rate": rate = try number(try value(), a)
+            case "--duration": duration = try number(try value(), a)
+            case "--streams": streams = Int(try number(try value(), a))
+            case "--owners": owners = Int(try number(try value(), a))
+            case "--followers": followers = Int(try number(try value(), a))
+            case "--posts": posts = Int(try number(try value(), a))
+            case "--post-interval": postInterval = try number(try value(), a)
+            case "--follows-per-user": followsPerUser = Int(try number(try value(), a))
+            case "--register-concurrency": registerConcurrency = max(1, Int(try number(try value(), a)))
+            case "--concurrency": concurrency = max(1, Int(try number(try value(), a)))
+            case "--grace": grace = try number(try value(), a)
+            case "--check-sample": checkSample = Int(try number(try value(), a))
+            case "--report-dir": reportDir = try value()
+            case "--users-file": usersFile = try value()
+            case "--payload-bytes": payloadBytes = Int(try number(try value(), a))
+            case "--baseline": baseline = true
+            default: throw LoadTestError("unknown option \(a)")
+            }
+            i += 1
+        }
+        if url.hasPrefix("http://") == false && url.hasPrefix("https://") == false {
+            url = "http://" + url
+        }
+    }
+
+    /// The report directory for `scenario`: `--report-dir` or `./reports/<scenario>-<UTC timestamp>`.
+    func reportDirectory(_ scenario: String) -> String {
+        if let d = reportDir { return d }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyyMMdd-HHmmss"
+        return "./reports/\(scenario)-\(f.string(from: Date()))"
+    }
+
+    /// The cached users file.
+    var usersFilePath: String {
+        if let f = usersFile { return f }
+        let hostPort = url.replacingOccurrences(of: "http://", with: "").replacingOccurrences(
+            of: "https://", with: ""
+        )
+        .replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "/", with: "_")
+        return "./reports/users-\(hostPort)-seed\(seed).json"
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Shared
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// LoadTest: notification fan-out load against the running system, through its HTTP API and
+/// notification streams only. See `usage`.
+let usage = """
+    usage: LoadTest setup|likes|celebrity|baseline|smoke|memory [options]
+      --url URL               gateway (default http://127.0.0.1:8080)
+      --users N               users to register (default 1000); user 0 is the celebrity
+      --seed S                random seed (default 1): same seed, same graph and actions
+      --rate R                likes per second, open loop (default 100)
+      --duration T            seconds of load (default 10)
+      --streams K             open notification streams (default 100)
+      --owners O              likes: post owners, the first K of them streaming (default K)
+      --followers F           celebrity followers with notifyPosts (default users-1)
+      --posts P               celebrity posts (default 1), --post-interval seconds (default 1)
+      --follows-per-user D    mean out-degree of the power-law graph (default 10; 0 skips it)
+      --register-concurrency C  concurrent registrations (default 4; argon2 is slow)
+      --concurrency C         concurrent setup/check requests (default 64)
+      --grace S               seconds to wait for late notifications (default 5)
+      --check-sample N        celebrity: followers whose lists are checked (default min(F, 2000))
+      --baseline              also run the raw libzmq PUB/SUB baseline in the same shape
+      --payload-bytes B       baseline payload (default: mean notification size seen)
+      --users-file PATH       cached users (default ./reports/users-<host_port>-seed<S>.json)
+      --report-dir DIR        default ./reports/<scenario>-<timestamp>
+    """
+
+func raiseFileLimit() {
+    var lim = rlimit()
+    if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &lim) == 0 {
+        lim.rlim_cur = lim.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &lim)
+    }
+}
+
+func main() async -> Int32 {
+    signal(SIGPIPE, SIG_IGN)
+    raiseFileLimit()
+    var args = Array(CommandLine.arguments.dropFirst())
+    guard let scenario = args.first, !scenario.hasPrefix("-") else {
+        print(usage)
+        return 2
+    }
+    args.removeFirst()
+    do {
+        let options = try Options(args)
+        switch scenario {
+        case "memory":
+            let port = URLComponents(string: options.url)?.port ?? 80
+            for (name, kb) in ServiceMemory.peaks(gatewayPort: port).sorted(by: { $0.key < $1.key }) {
+                print("\(name) \(kb) kB")
+            }
+            return 0
+        case "smoke":
+            return try await SmokeScenario.run(options)
+        case "baseline":
+            let (b, samples) = try Baseline.run(
+                subscribers: options.streams, rate: options.rate, duration: options.duration,
+                payloadBytes: options.payloadBytes ?? 400,
+                fanout: false, seed: options.seed)
+            var report = RunReport(
+                scenario: "baseline", seed: options.seed, url: "inproc libzmq",
+                startedAt: RunReport.timestamp())
+            report.parameters = [
+                "subscribers": "\(options.streams)", "rate": "\(options.rate)",
+                "duration": "\(options.duration)",
+            ]
+            report.baseline = b
+            report.durationS = options.duration
+            report.peakRSSKB = ServiceMemory.peaks(pids: [:])
+            if b.lost == 0 {
+                report.checks.append("baseline lost nothing")
+            } else {
+                report.failures.append("baseline lost \(b.lost)")
+            }
+            try ReportWriter.write(
+                report, plots: PlotData(delivery: [], baseline: samples),
+                to: options.reportDirectory("baseline"))
+            return report.failures.isEmpty ? 0 : 1
+        case "setup", "likes", "celebrity":
+            let engine = CurlEngine()
+            defer { engine.shutdown() }
+            let api = GatewayAPI(engine: engine, baseURL: options.url)
+            let ready = await api.call("GET", "/healthz")
+            guard ready.status == 200 else {
+                throw LoadTestError(
+                    "gateway at \(options.url) not answering /healthz (\(ready.status) \(ready.error ?? ""))")
+            }
+            if scenario == "setup" {
+                let pop = try await Setup.run(api, options)
+                print(
+                    "setup: \(pop.users.count) users, \(pop.graphFollows) graph follows, celebrity \(pop.users[0].username) with \(pop.celebrityFollowers) followers; cached in \(options.usersFilePath)"
+                )
+                return 0
+            }
+            let (report, plots) =
+                scenario == "likes"
+                ? try await LikesScenario.run(api, options) : try await CelebrityScenario.run(api, options)
+            try ReportWriter.write(report, plots: plots, to: options.reportDirectory(scenario))
+            return report.failures.isEmpty ? 0 : 1
+        default:
+            print(usage)
+            return 2
+        }
+    } catch {
+        log("LoadTest: \(error)")
+        return 1
+    }
+}
+
+exit(await main())
