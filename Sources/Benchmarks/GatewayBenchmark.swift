@@ -8,201 +8,200 @@ import TestSupport
 /// concurrently) — beside the same wrk run against a static file served by nginx, with each
 /// figure's ratio to nginx.
 enum GatewayBenchmark {
-  struct Figures {
-    var requestsPerSecond: Double
-    var p50Ms: Double
-    var p99Ms: Double
-    var non2xx: Int
-  }
-
-  static func run(_ options: [String]) async throws {
-    let seconds = options.first.flatMap { Int($0) } ?? 10
-    let connections = options.count > 1 ? Int(options[1]) ?? 64 : 64
-    let cluster = Cluster(extraEnvironment: ["LOG_LEVEL": "warning"])
-    try await cluster.start(["auth", "profile", "notification", "gateway"])
-    defer { cluster.stopAll() }
-    let port = cluster.gatewayPort
-    let http = HTTPClient(port: port)
-    let nginx = try Nginx.start()
-    defer { nginx.stop() }
-
-    var rows: [(String, Figures?)] = []
-    let staticFigures = try wrk(
-      "http://127.0.0.1:\(nginx.port)/static.json", seconds: seconds, connections: connections)
-    rows.append(("nginx static file", staticFigures))
-    rows.append(
-      (
-        "gateway /healthz",
-        try wrk("http://127.0.0.1:\(port)/healthz", seconds: seconds, connections: connections)
-      ))
-
-    let tag = RandomID.make().prefix(6)
-    let alice = "bench\(tag)a"
-    let bob = "bench\(tag)b"
-    var token: String?
-    for name in [alice, bob] {
-      let r = try http.request(
-        "POST", "/v1/auth/register",
-        json: [
-          "email": "\(name)@example.com", "username": name, "password": "correct-horse-9",
-          "name": name,
-        ])
-      if r.status != 201 {
-        print("register \(name) failed: \(r.status) \(r.text.prefix(200))")
-      } else if name == bob {
-        token = r.object["token"] as? String
-      }
+    struct Figures {
+        var requestsPerSecond: Double
+        var p50Ms: Double
+        var p99Ms: Double
+        var non2xx: Int
     }
-    if let token {
-      _ = try http.request("PUT", "/v1/users/\(alice)/follow", token: token, json: [String: Any]())
-      let header = ["Authorization: Bearer \(token)"]
-      rows.append(
-        (
-          "GET /v1/me (cached token)",
-          try wrk(
-            "http://127.0.0.1:\(port)/v1/me", seconds: seconds, connections: connections,
-            headers: header)
-        ))
-      rows.append(
-        (
-          "GET /v1/users/{u} (profile header)",
-          try wrk(
-            "http://127.0.0.1:\(port)/v1/users/\(alice)", seconds: seconds,
-            connections: connections, headers: header)
-        ))
-    }
-    print(
-      "gateway benchmark: wrk -t2 -c\(connections) -d\(seconds)s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
-    )
-    print(String(repeating: "-", count: 100))
-    print(
-      pad("target", 36) + pad("req/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10)
-        + pad("non-2xx", 10) + "req/s vs nginx")
-    for (name, f) in rows {
-      guard let f else {
-        print(pad(name, 36) + "failed")
-        continue
-      }
-      let ratio =
-        staticFigures.map {
-          String(format: "%.3f", f.requestsPerSecond / max($0.requestsPerSecond, 1))
-        } ?? "-"
-      print(
-        pad(name, 36) + pad(String(format: "%.0f", f.requestsPerSecond), 12)
-          + pad(String(format: "%.2f", f.p50Ms), 10)
-          + pad(String(format: "%.2f", f.p99Ms), 10) + pad("\(f.non2xx)", 10) + ratio)
-    }
-  }
 
-  private static func pad(_ s: String, _ n: Int) -> String {
-    s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
-  }
+    static func run(_ options: [String]) async throws {
+        let seconds = options.first.flatMap { Int($0) } ?? 10
+        let connections = options.count > 1 ? Int(options[1]) ?? 64 : 64
+        let cluster = Cluster(extraEnvironment: ["LOG_LEVEL": "warning"])
+        try await cluster.start(["auth", "profile", "notification", "gateway"])
+        defer { cluster.stopAll() }
+        let port = cluster.gatewayPort
+        let http = HTTPClient(port: port)
+        let nginx = try Nginx.start()
+        defer { nginx.stop() }
 
-  /// Runs wrk and parses requests/s and the latency percentiles (`--latency`).
-  static func wrk(_ url: String, seconds: Int, connections: Int, headers: [String] = []) throws
-    -> Figures?
-  {
-    var args = ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"]
-    for h in headers { args += ["-H", h] }
-    args.append(url)
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    var f = Figures(requestsPerSecond: 0, p50Ms: 0, p99Ms: 0, non2xx: 0)
-    var found = false
-    for raw in text.split(separator: "\n") {
-      let parts = raw.split(separator: " ", omittingEmptySubsequences: true)
-      if raw.hasPrefix("Requests/sec:"), parts.count >= 2, let v = Double(parts[1]) {
-        f.requestsPerSecond = v
-        found = true
-      } else if parts.count == 2, parts[0] == "50%" {
-        f.p50Ms = milliseconds(String(parts[1]))
-      } else if parts.count == 2, parts[0] == "99%" {
-        f.p99Ms = milliseconds(String(parts[1]))
-      } else if raw.contains("Non-2xx or 3xx responses:"), let last = parts.last, let n = Int(last)
-      {
-        f.non2xx = n
-      }
-    }
-    return found ? f : nil
-  }
+        var rows: [(String, Figures?)] = []
+        let staticFigures = try wrk(
+            "http://127.0.0.1:\(nginx.port)/static.json", seconds: seconds, connections: connections)
+        rows.append(("nginx static file", staticFigures))
+        rows.append(
+            (
+                "gateway /healthz",
+                try wrk("http://127.0.0.1:\(port)/healthz", seconds: seconds, connections: connections)
+            ))
 
-  private static func milliseconds(_ s: String) -> Double {
-    for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)]
-    where s.hasSuffix(suffix) {
-      return (Double(s.dropLast(suffix.count)) ?? 0) * factor
+        let tag = RandomID.make().prefix(6)
+        let alice = "bench\(tag)a"
+        let bob = "bench\(tag)b"
+        var token: String?
+        for name in [alice, bob] {
+            let r = try http.request(
+                "POST", "/v1/auth/register",
+                json: [
+                    "email": "\(name)@example.com", "username": name, "password": "correct-horse-9",
+                    "name": name,
+                ])
+            if r.status != 201 {
+                print("register \(name) failed: \(r.status) \(r.text.prefix(200))")
+            } else if name == bob {
+                token = r.object["token"] as? String
+            }
+        }
+        if let token {
+            _ = try http.request("PUT", "/v1/users/\(alice)/follow", token: token, json: [String: Any]())
+            let header = ["Authorization: Bearer \(token)"]
+            rows.append(
+                (
+                    "GET /v1/me (cached token)",
+                    try wrk(
+                        "http://127.0.0.1:\(port)/v1/me", seconds: seconds, connections: connections,
+                        headers: header)
+                ))
+            rows.append(
+                (
+                    "GET /v1/users/{u} (profile header)",
+                    try wrk(
+                        "http://127.0.0.1:\(port)/v1/users/\(alice)", seconds: seconds,
+                        connections: connections, headers: header)
+                ))
+        }
+        print(
+            "gateway benchmark: wrk -t2 -c\(connections) -d\(seconds)s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
+        print(String(repeating: "-", count: 100))
+        print(
+            pad("target", 36) + pad("req/s", 12) + pad("p50 ms", 10) + pad("p99 ms", 10)
+                + pad("non-2xx", 10) + "req/s vs nginx")
+        for (name, f) in rows {
+            guard let f else {
+                print(pad(name, 36) + "failed")
+                continue
+            }
+            let ratio =
+                staticFigures.map {
+                    String(format: "%.3f", f.requestsPerSecond / max($0.requestsPerSecond, 1))
+                } ?? "-"
+            print(
+                pad(name, 36) + pad(String(format: "%.0f", f.requestsPerSecond), 12)
+                    + pad(String(format: "%.2f", f.p50Ms), 10)
+                    + pad(String(format: "%.2f", f.p99Ms), 10) + pad("\(f.non2xx)", 10) + ratio)
+        }
     }
-    return Double(s) ?? 0
-  }
+
+    private static func pad(_ s: String, _ n: Int) -> String {
+        s.count >= n ? s + " " : s + String(repeating: " ", count: n - s.count)
+    }
+
+    /// Runs wrk and parses requests/s and the latency percentiles (`--latency`).
+    static func wrk(_ url: String, seconds: Int, connections: Int, headers: [String] = []) throws
+        -> Figures?
+    {
+        var args = ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"]
+        for h in headers { args += ["-H", h] }
+        args.append(url)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        var f = Figures(requestsPerSecond: 0, p50Ms: 0, p99Ms: 0, non2xx: 0)
+        var found = false
+        for raw in text.split(separator: "\n") {
+            let parts = raw.split(separator: " ", omittingEmptySubsequences: true)
+            if raw.hasPrefix("Requests/sec:"), parts.count >= 2, let v = Double(parts[1]) {
+                f.requestsPerSecond = v
+                found = true
+            } else if parts.count == 2, parts[0] == "50%" {
+                f.p50Ms = milliseconds(String(parts[1]))
+            } else if parts.count == 2, parts[0] == "99%" {
+                f.p99Ms = milliseconds(String(parts[1]))
+            } else if raw.contains("Non-2xx or 3xx responses:"), let last = parts.last, let n = Int(last) {
+                f.non2xx = n
+            }
+        }
+        return found ? f : nil
+    }
+
+    private static func milliseconds(_ s: String) -> Double {
+        for (suffix, factor) in [("us", 0.001), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0)]
+        where s.hasSuffix(suffix) {
+            return (Double(s.dropLast(suffix.count)) ?? 0) * factor
+        }
+        return Double(s) ?? 0
+    }
 }
 
 /// nginx serving one small static JSON file from a temporary directory, as the baseline.
 struct Nginx {
-  let process: Process
-  let port: Int
+    let process: Process
+    let port: Int
 
-  static func start() throws -> Nginx {
-    let dir = makeTemporaryDirectory("bench-nginx")
-    try Data(#"{"status":"ok"}"#.utf8).write(to: URL(fileURLWithPath: "\(dir)/static.json"))
-    let port = freePort()
-    let conf = """
-      worker_processes 1;
-      daemon off;
-      pid \(dir)/nginx.pid;
-      error_log \(dir)/error.log;
-      events { worker_connections 4096; }
-      http {
-        access_log off;
-        client_body_temp_path \(dir)/body; proxy_temp_path \(dir)/proxy; fastcgi_temp_path \(dir)/fcgi;
-        uwsgi_temp_path \(dir)/uwsgi; scgi_temp_path \(dir)/scgi;
-        default_type application/json;
-        server { listen 127.0.0.1:\(port); root \(dir); }
-      }
-      """
-    try Data(conf.utf8).write(to: URL(fileURLWithPath: "\(dir)/nginx.conf"))
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-    p.arguments = ["-c", "\(dir)/nginx.conf", "-p", dir]
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    // Wait until it accepts connections.
-    let deadline = Timestamp.nowMs() + 5_000
-    while Timestamp.nowMs() < deadline {
-      if (try? HTTPClient(port: port).request("GET", "/static.json").status) == 200 { break }
-      usleep(20_000)
+    static func start() throws -> Nginx {
+        let dir = makeTemporaryDirectory("bench-nginx")
+        try Data(#"{"status":"ok"}"#.utf8).write(to: URL(fileURLWithPath: "\(dir)/static.json"))
+        let port = freePort()
+        let conf = """
+            worker_processes 1;
+            daemon off;
+            pid \(dir)/nginx.pid;
+            error_log \(dir)/error.log;
+            events { worker_connections 4096; }
+            http {
+              access_log off;
+              client_body_temp_path \(dir)/body; proxy_temp_path \(dir)/proxy; fastcgi_temp_path \(dir)/fcgi;
+              uwsgi_temp_path \(dir)/uwsgi; scgi_temp_path \(dir)/scgi;
+              default_type application/json;
+              server { listen 127.0.0.1:\(port); root \(dir); }
+            }
+            """
+        try Data(conf.utf8).write(to: URL(fileURLWithPath: "\(dir)/nginx.conf"))
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        p.arguments = ["-c", "\(dir)/nginx.conf", "-p", dir]
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Wait until it accepts connections.
+        let deadline = Timestamp.nowMs() + 5_000
+        while Timestamp.nowMs() < deadline {
+            if (try? HTTPClient(port: port).request("GET", "/static.json").status) == 200 { break }
+            usleep(20_000)
+        }
+        return Nginx(process: p, port: port)
     }
-    return Nginx(process: p, port: port)
-  }
 
-  func stop() {
-    process.terminate()
-    process.waitUntilExit()
-  }
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+    }
 
-  /// An unused loopback port.
-  private static func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
-    var addr = sockaddr_in()
-    addr.sin_family = sa_family_t(AF_INET)
-    addr.sin_port = 0
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
-    _ = withUnsafePointer(to: &addr) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
+    /// An unused loopback port.
+    private static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: addr.sin_port))
     }
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &addr) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: addr.sin_port))
-  }
 }

@@ -14,189 +14,189 @@ import TestSupport
 /// `notify.created` received on the service's PUB socket, with the worst latency of a
 /// `graph.header` request answered meanwhile.
 enum NotificationBenchmark {
-  /// Prints one line unbuffered (so figures show at once, also through a pipe).
-  static func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-  }
-
-  static func run(_ options: [String]) async throws {
-    func option(_ name: String, _ fallback: Int) -> Int {
-      guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1])
-      else {
-        return fallback
-      }
-      return v
+    /// Prints one line unbuffered (so figures show at once, also through a pipe).
+    static func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
-    let big = option("--followers", 100_000)
-    let small = option("--small", 10_000)
-    let likes = option("--likes", 20_000)
-    let concurrency = option("--concurrency", 256)
 
-    let context = ZMQContext()
-    let dir = makeTemporaryDirectory("notification-bench")
-    let auth = try FakeAuth(context: context, directory: dir, answersLookups: false)
-    let profile = try FakeProducer(name: "profile", context: context, directory: dir)
-    try auth.start()
-    try profile.start()
-    let cluster = Cluster(
-      dataDirectory: dir,
-      extraEnvironment: auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 }
-        .merging([
-          "LOG_LEVEL": "warning"
-        ]) { $1 })
-    try await cluster.start("notification")
-    let client = try cluster.client("notification", context: context)
-    try await waitUntilReachable(client)
-    defer {
-      cluster.stopAll()
-      auth.stop()
-      profile.stop()
-    }
-    say(
-      "notification benchmark: \(big) + \(small) followers, \(likes) likes, concurrency \(concurrency)"
-    )
-
-    // Users, through the replica's event feed.
-    let followerCount = max(big, small, likes)
-    var t0 = Date()
-    let stars = try await auth.register(["star.big", "star.small"])
-    let (starBig, starSmall) = (stars[0], stars[1])
-    let names = (0..<followerCount).map { "user\($0)" }
-    for chunk in stride(from: 0, to: names.count, by: 5_000) {
-      try await auth.register(Array(names[chunk..<min(chunk + 5_000, names.count)]))
-    }
-    let users = names.map { Identity(id: "u-\($0)", username: $0, email: "", version: 1) }
-    while (try? await client.call(
-      Graph.Header.self, .init(viewerId: starBig.id, username: names.last!))) == nil
-    {
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    say(
-      String(
-        format: "users replicated:        %d in %.2f s", followerCount + 2,
-        Date().timeIntervalSince(t0)))
-
-    // Follows.
-    func follow(_ followers: ArraySlice<Identity>, _ star: Identity) async throws -> Double {
-      let next = Counter(followers.startIndex)
-      let end = followers.endIndex
-      let start = Date()
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        for _ in 0..<concurrency {
-          group.addTask {
-            while true {
-              let i = next.value.add(1, ordering: .relaxed).oldValue
-              guard i < end else { return }
-              _ = try await client.call(
-                Graph.Follow.self,
-                .init(followerId: followers[i].id, username: star.username, notifyPosts: true),
-                timeoutMs: 30_000)
+    static func run(_ options: [String]) async throws {
+        func option(_ name: String, _ fallback: Int) -> Int {
+            guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1])
+            else {
+                return fallback
             }
-          }
+            return v
         }
-        try await group.waitForAll()
-      }
-      return Date().timeIntervalSince(start)
-    }
-    let smallSeconds = try await follow(users[0..<small], starSmall)
-    let bigSeconds = try await follow(users[0..<big], starBig)
-    let follows = Double(small + big) / (smallSeconds + bigSeconds)
-    say(
-      String(
-        format: "follows:                 %.0f /s  (%d follows in %.2f s)", follows, small + big,
-        smallSeconds + bigSeconds))
-    let header = try await client.call(
-      Graph.Header.self, .init(viewerId: starBig.id, username: starBig.username))
-    say("star.big followers:      \(header.followers)")
+        let big = option("--followers", 100_000)
+        let small = option("--small", 10_000)
+        let likes = option("--likes", 20_000)
+        let concurrency = option("--concurrency", 256)
 
-    // Count notify.created from now on.
-    let replay = try await client.call(Ops.Replay.self, .init(after: 0, limit: 0))
-    let received = Counter(0)
-    let notificationEndpoints = cluster.endpoints["notification"]!
-    let subscriber = EventSubscriber(
-      producer: "notification", eventsEndpoint: notificationEndpoints["events"]!, context: context,
-      replay: client,
-      logger: Logger(service: "bench", minimum: .error), startAfter: { replay.head },
-      deliver: { event in
-        if event.header.type == Graph.NotificationCreated.type {
-          received.value.add(1, ordering: .relaxed)
+        let context = ZMQContext()
+        let dir = makeTemporaryDirectory("notification-bench")
+        let auth = try FakeAuth(context: context, directory: dir, answersLookups: false)
+        let profile = try FakeProducer(name: "profile", context: context, directory: dir)
+        try auth.start()
+        try profile.start()
+        let cluster = Cluster(
+            dataDirectory: dir,
+            extraEnvironment: auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 }
+                .merging([
+                    "LOG_LEVEL": "warning"
+                ]) { $1 })
+        try await cluster.start("notification")
+        let client = try cluster.client("notification", context: context)
+        try await waitUntilReachable(client)
+        defer {
+            cluster.stopAll()
+            auth.stop()
+            profile.stop()
         }
-      })
-    let subscription = Task { try await subscriber.run() }
-    defer { subscription.cancel() }
-    func waitFor(_ target: Int) async throws -> Date {
-      let deadline = Date().addingTimeInterval(600)
-      while received.value.load(ordering: .relaxed) < target && Date() < deadline {
-        try await Task.sleep(for: .milliseconds(2))
-      }
-      return Date()
-    }
+        say(
+            "notification benchmark: \(big) + \(small) followers, \(likes) likes, concurrency \(concurrency)"
+        )
 
-    // Notifications written: a burst of like events, one notification each.
-    var base = received.value.load(ordering: .relaxed)
-    t0 = Date()
-    for chunk in stride(from: 0, to: likes, by: 5_000) {
-      let slice = users[chunk..<min(chunk + 5_000, likes)]
-      try await profile.write { tx in
-        for u in slice {
-          try tx.emit(
-            Profile.PostLiked(
-              postId: "liked", ownerId: starSmall.id, userId: u.id,
-              thumbnailURL: "https://img.example/l.jpg"))
+        // Users, through the replica's event feed.
+        let followerCount = max(big, small, likes)
+        var t0 = Date()
+        let stars = try await auth.register(["star.big", "star.small"])
+        let (starBig, starSmall) = (stars[0], stars[1])
+        let names = (0..<followerCount).map { "user\($0)" }
+        for chunk in stride(from: 0, to: names.count, by: 5_000) {
+            try await auth.register(Array(names[chunk..<min(chunk + 5_000, names.count)]))
         }
-      }
-    }
-    var done = try await waitFor(base + likes)
-    let likeSeconds = done.timeIntervalSince(t0)
-    say(
-      String(
-        format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
-        Double(likes) / likeSeconds, likes, likeSeconds))
+        let users = names.map { Identity(id: "u-\($0)", username: $0, email: "", version: 1) }
+        while (try? await client.call(
+            Graph.Header.self, .init(viewerId: starBig.id, username: names.last!))) == nil
+        {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        say(
+            String(
+                format: "users replicated:        %d in %.2f s", followerCount + 2,
+                Date().timeIntervalSince(t0)))
 
-    // Fan-out, with a probe measuring how other requests fare meanwhile.
-    func fanOut(_ star: Identity, _ count: Int, _ postId: String) async throws {
-      base = received.value.load(ordering: .relaxed)
-      let probing = Counter(1)
-      let probe = Task { () -> (Int, Int64) in
-        var worst: Int64 = 0
-        var n = 0
-        while probing.value.load(ordering: .relaxed) == 1 {
-          let start = Timestamp.nowMs()
-          _ = try? await client.call(Graph.Header.self, .init(viewerId: star.id, username: "user1"))
-          worst = max(worst, Timestamp.nowMs() - start)
-          n += 1
-          try? await Task.sleep(for: .milliseconds(5))
+        // Follows.
+        func follow(_ followers: ArraySlice<Identity>, _ star: Identity) async throws -> Double {
+            let next = Counter(followers.startIndex)
+            let end = followers.endIndex
+            let start = Date()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<concurrency {
+                    group.addTask {
+                        while true {
+                            let i = next.value.add(1, ordering: .relaxed).oldValue
+                            guard i < end else { return }
+                            _ = try await client.call(
+                                Graph.Follow.self,
+                                .init(followerId: followers[i].id, username: star.username, notifyPosts: true),
+                                timeoutMs: 30_000)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            return Date().timeIntervalSince(start)
         }
-        return (n, worst)
-      }
-      t0 = Date()
-      try await profile.emit(
-        Profile.PostCreated(
-          postId: postId, ownerId: star.id, thumbnailURL: "https://img.example/\(postId).jpg",
-          taggedUserIds: [],
-          createdAt: Timestamp.now()))
-      done = try await waitFor(base + count)
-      probing.value.store(0, ordering: .relaxed)
-      let (probes, worst) = await probe.value
-      let seconds = done.timeIntervalSince(t0)
-      let got = received.value.load(ordering: .relaxed) - base
-      say(
-        String(
-          format:
-            "fan-out to %6d:        %.2f s  (%.0f notifications/s; %d received; %d header requests meanwhile, worst %d ms)",
-          count, seconds, Double(count) / seconds, got, probes, worst))
+        let smallSeconds = try await follow(users[0..<small], starSmall)
+        let bigSeconds = try await follow(users[0..<big], starBig)
+        let follows = Double(small + big) / (smallSeconds + bigSeconds)
+        say(
+            String(
+                format: "follows:                 %.0f /s  (%d follows in %.2f s)", follows, small + big,
+                smallSeconds + bigSeconds))
+        let header = try await client.call(
+            Graph.Header.self, .init(viewerId: starBig.id, username: starBig.username))
+        say("star.big followers:      \(header.followers)")
+
+        // Count notify.created from now on.
+        let replay = try await client.call(Ops.Replay.self, .init(after: 0, limit: 0))
+        let received = Counter(0)
+        let notificationEndpoints = cluster.endpoints["notification"]!
+        let subscriber = EventSubscriber(
+            producer: "notification", eventsEndpoint: notificationEndpoints["events"]!, context: context,
+            replay: client,
+            logger: Logger(service: "bench", minimum: .error), startAfter: { replay.head },
+            deliver: { event in
+                if event.header.type == Graph.NotificationCreated.type {
+                    received.value.add(1, ordering: .relaxed)
+                }
+            })
+        let subscription = Task { try await subscriber.run() }
+        defer { subscription.cancel() }
+        func waitFor(_ target: Int) async throws -> Date {
+            let deadline = Date().addingTimeInterval(600)
+            while received.value.load(ordering: .relaxed) < target && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            return Date()
+        }
+
+        // Notifications written: a burst of like events, one notification each.
+        var base = received.value.load(ordering: .relaxed)
+        t0 = Date()
+        for chunk in stride(from: 0, to: likes, by: 5_000) {
+            let slice = users[chunk..<min(chunk + 5_000, likes)]
+            try await profile.write { tx in
+                for u in slice {
+                    try tx.emit(
+                        Profile.PostLiked(
+                            postId: "liked", ownerId: starSmall.id, userId: u.id,
+                            thumbnailURL: "https://img.example/l.jpg"))
+                }
+            }
+        }
+        var done = try await waitFor(base + likes)
+        let likeSeconds = done.timeIntervalSince(t0)
+        say(
+            String(
+                format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
+                Double(likes) / likeSeconds, likes, likeSeconds))
+
+        // Fan-out, with a probe measuring how other requests fare meanwhile.
+        func fanOut(_ star: Identity, _ count: Int, _ postId: String) async throws {
+            base = received.value.load(ordering: .relaxed)
+            let probing = Counter(1)
+            let probe = Task { () -> (Int, Int64) in
+                var worst: Int64 = 0
+                var n = 0
+                while probing.value.load(ordering: .relaxed) == 1 {
+                    let start = Timestamp.nowMs()
+                    _ = try? await client.call(Graph.Header.self, .init(viewerId: star.id, username: "user1"))
+                    worst = max(worst, Timestamp.nowMs() - start)
+                    n += 1
+                    try? await Task.sleep(for: .milliseconds(5))
+                }
+                return (n, worst)
+            }
+            t0 = Date()
+            try await profile.emit(
+                Profile.PostCreated(
+                    postId: postId, ownerId: star.id, thumbnailURL: "https://img.example/\(postId).jpg",
+                    taggedUserIds: [],
+                    createdAt: Timestamp.now()))
+            done = try await waitFor(base + count)
+            probing.value.store(0, ordering: .relaxed)
+            let (probes, worst) = await probe.value
+            let seconds = done.timeIntervalSince(t0)
+            let got = received.value.load(ordering: .relaxed) - base
+            say(
+                String(
+                    format:
+                        "fan-out to %6d:        %.2f s  (%.0f notifications/s; %d received; %d header requests meanwhile, worst %d ms)",
+                    count, seconds, Double(count) / seconds, got, probes, worst))
+        }
+        try await fanOut(starSmall, small, "post-small")
+        try await fanOut(starBig, big, "post-big")
+        let stats = subscriber.stats.withLock { $0 }
+        say(
+            "subscriber stats:        \(stats.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
+        )
     }
-    try await fanOut(starSmall, small, "post-small")
-    try await fanOut(starBig, big, "post-big")
-    let stats = subscriber.stats.withLock { $0 }
-    say(
-      "subscriber stats:        \(stats.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
-    )
-  }
 }
 
 /// An atomic integer shared between tasks.
 private final class Counter: Sendable {
-  let value: Atomic<Int>
-  init(_ initial: Int) { value = Atomic(initial) }
+    let value: Atomic<Int>
+    init(_ initial: Int) { value = Atomic(initial) }
 }

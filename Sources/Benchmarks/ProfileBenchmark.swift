@@ -15,7 +15,9 @@ import TestSupport
 enum ProfileBenchmark {
     static func run(_ options: [String]) async throws {
         func option(_ name: String, _ fallback: Int) -> Int {
-            guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1]) else { return fallback }
+            guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1]) else {
+                return fallback
+            }
             return v
         }
         let userCount = max(2, option("--users", 20))
@@ -85,7 +87,8 @@ enum ProfileBenchmark {
         let (gridRate, gridSeconds) = try await measure(gridReads) { i in
             let user = all[i % all.count]
             _ = try await profile.call(
-                Profile.ListPosts.self, .init(viewerId: user.id, username: all[(i + 3) % all.count].username, tagged: false, page: .init()),
+                Profile.ListPosts.self,
+                .init(viewerId: user.id, username: all[(i + 3) % all.count].username, tagged: false, page: .init()),
                 timeoutMs: 30_000)
         }
         print(String(format: "grid pages:      %8.0f /s  (%d pages of 20 posts in %.2f s)", gridRate, gridReads, gridSeconds))

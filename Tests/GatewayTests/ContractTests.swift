@@ -23,7 +23,9 @@ struct ContractTests {
         return (name, token)
     }
 
-    func problem(_ r: HTTPResponse, _ status: Int, _ code: String, field: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    func problem(
+        _ r: HTTPResponse, _ status: Int, _ code: String, field: String? = nil, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(r.status == status, "\(r.status) \(r.text)", sourceLocation: sourceLocation)
         #expect(r.header("content-type")?.hasPrefix("application/problem+json") == true, sourceLocation: sourceLocation)
         #expect(r.object["code"] as? String == code, "code in \(r.text)", sourceLocation: sourceLocation)
@@ -38,20 +40,28 @@ struct ContractTests {
     @Test func registrationValidationAndConflicts() throws {
         let name = "r\(RandomID.make().prefix(8))"
         problem(
-            try http.request("POST", "/v1/auth/register", json: ["email": "not-an-email", "username": name, "password": "long-enough-1"]),
+            try http.request(
+                "POST", "/v1/auth/register", json: ["email": "not-an-email", "username": name, "password": "long-enough-1"]),
             400, "invalid_email", field: "email")
         problem(
-            try http.request("POST", "/v1/auth/register", json: ["email": "\(name)@example.com", "username": "x!", "password": "long-enough-1"]),
+            try http.request(
+                "POST", "/v1/auth/register",
+                json: ["email": "\(name)@example.com", "username": "x!", "password": "long-enough-1"]),
             400, "invalid_username", field: "username")
         problem(
-            try http.request("POST", "/v1/auth/register", json: ["email": "\(name)@example.com", "username": name, "password": "short"]),
+            try http.request(
+                "POST", "/v1/auth/register", json: ["email": "\(name)@example.com", "username": name, "password": "short"]),
             400, "weak_password", field: "password")
         _ = try EndToEndTests.register(http, name)
         problem(
-            try http.request("POST", "/v1/auth/register", json: ["email": "other\(name)@example.com", "username": name, "password": "long-enough-1"]),
+            try http.request(
+                "POST", "/v1/auth/register",
+                json: ["email": "other\(name)@example.com", "username": name, "password": "long-enough-1"]),
             409, "username_taken")
         problem(
-            try http.request("POST", "/v1/auth/register", json: ["email": "\(name)@example.com", "username": "o\(name)", "password": "long-enough-1"]),
+            try http.request(
+                "POST", "/v1/auth/register",
+                json: ["email": "\(name)@example.com", "username": "o\(name)", "password": "long-enough-1"]),
             409, "email_taken")
     }
 
@@ -59,20 +69,31 @@ struct ContractTests {
         let (_, token) = try user("b")
         problem(try http.request("GET", "/v1/me"), 401, "unauthorized")
         problem(try http.request("GET", "/v1/me", token: "not-a-token"), 401, "invalid_token")
-        problem(try http.request("POST", "/v1/posts", token: token, raw: Array("{not json".utf8), headers: ["Content-Type": "application/json"]), 400, "malformed_json")
-        problem(try http.request("POST", "/v1/posts", token: token, raw: Array("hello".utf8), headers: ["Content-Type": "text/plain"]), 415, "unsupported_media_type")
         problem(
-            try http.request("POST", "/v1/posts", token: token, raw: [UInt8](repeating: 32, count: 1_048_577), headers: ["Content-Type": "application/json"]),
+            try http.request(
+                "POST", "/v1/posts", token: token, raw: Array("{not json".utf8), headers: ["Content-Type": "application/json"]),
+            400, "malformed_json")
+        problem(
+            try http.request(
+                "POST", "/v1/posts", token: token, raw: Array("hello".utf8), headers: ["Content-Type": "text/plain"]), 415,
+            "unsupported_media_type")
+        problem(
+            try http.request(
+                "POST", "/v1/posts", token: token, raw: [UInt8](repeating: 32, count: 1_048_577),
+                headers: ["Content-Type": "application/json"]),
             413, "payload_too_large")
         problem(
-            try http.request("PATCH", "/v1/me/profile", token: token, json: ["bio": "x", "isAdmin": true]), 400, "unknown_field", field: "isAdmin")
+            try http.request("PATCH", "/v1/me/profile", token: token, json: ["bio": "x", "isAdmin": true]), 400, "unknown_field",
+            field: "isAdmin")
         problem(try http.request("PATCH", "/v1/me/profile", token: token, json: ["bio": 42]), 400, "invalid_field", field: "bio")
         problem(try http.request("GET", "/v1/notifications?limit=0", token: token), 400, "invalid_field", field: "limit")
         problem(try http.request("GET", "/v1/notifications?limit=101", token: token), 400, "invalid_field", field: "limit")
         problem(try http.request("GET", "/v1/notifications?limit=ten", token: token), 400, "invalid_field", field: "limit")
         problem(try http.request("GET", "/v1/nothing-here", token: token), 404, "not_found")
         problem(
-            try http.request("POST", "/v1/posts", token: token, json: ["postType": "photo", "mediaURL": "ftp://x/y.jpg", "thumbnailURL": Self.image]),
+            try http.request(
+                "POST", "/v1/posts", token: token,
+                json: ["postType": "photo", "mediaURL": "ftp://x/y.jpg", "thumbnailURL": Self.image]),
             400, "invalid_field", field: "mediaURL")
     }
 
@@ -80,12 +101,16 @@ struct ContractTests {
         let a = try user("f")
         let b = try user("f")
         problem(try http.request("PUT", "/v1/users/\(a.name)/follow", token: a.token, json: [:]), 422, "cannot_follow_self")
-        problem(try http.request("PUT", "/v1/users/nobody\(RandomID.make().prefix(6))/follow", token: a.token, json: [:]), 404, "not_found")
+        problem(
+            try http.request("PUT", "/v1/users/nobody\(RandomID.make().prefix(6))/follow", token: a.token, json: [:]), 404,
+            "not_found")
         for _ in 0..<2 {  // idempotent
             let r = try http.request("PUT", "/v1/users/\(b.name)/follow", token: a.token, json: ["notifyPosts": true])
             #expect(r.status == 200 && r.object["notifyPosts"] as? Bool == true)
         }
-        #expect((try http.request("GET", "/v1/users/\(b.name)", token: a.token).object["counts"] as? [String: Any])?["followers"] as? Int == 1)
+        #expect(
+            (try http.request("GET", "/v1/users/\(b.name)", token: a.token).object["counts"] as? [String: Any])?["followers"]
+                as? Int == 1)
         for _ in 0..<2 {
             let r = try http.request("DELETE", "/v1/users/\(b.name)/follow", token: a.token)
             #expect(r.status == 200 && r.object["followState"] as? String == "not_following")
@@ -100,7 +125,8 @@ struct ContractTests {
         let owner = try user("p")
         let other = try user("p")
         let post = try http.request(
-            "POST", "/v1/posts", token: owner.token, json: ["postType": "video", "mediaURL": Self.image, "thumbnailURL": Self.image, "caption": "c"])
+            "POST", "/v1/posts", token: owner.token,
+            json: ["postType": "video", "mediaURL": Self.image, "thumbnailURL": Self.image, "caption": "c"])
         let id = post.object["id"] as? String ?? ""
         #expect(post.status == 201 && post.object["postType"] as? String == "video")
         problem(try http.request("DELETE", "/v1/posts/\(id)", token: other.token), 403, "forbidden")
@@ -109,13 +135,17 @@ struct ContractTests {
         #expect(seen.object["likedByMe"] as? Bool == true && seen.object["likeCount"] as? Int == 1)
         let likes = try http.request("GET", "/v1/posts/\(id)/likes", token: owner.token)
         let entry = (likes.object["items"] as? [[String: Any]])?.first
-        #expect(((entry?["user"] as? [String: Any])?["username"] as? String) == other.name && entry?["followState"] as? String == "not_following")
+        #expect(
+            ((entry?["user"] as? [String: Any])?["username"] as? String) == other.name
+                && entry?["followState"] as? String == "not_following")
         let unlike = try http.request("DELETE", "/v1/posts/\(id)/like", token: other.token)
         #expect(unlike.object["liked"] as? Bool == false && unlike.object["likeCount"] as? Int == 0)
         for text in ["one", "two", "three"] {
             #expect(try http.request("POST", "/v1/posts/\(id)/comments", token: other.token, json: ["text": text]).status == 201)
         }
-        problem(try http.request("POST", "/v1/posts/\(id)/comments", token: other.token, json: ["text": ""]), 400, "invalid_field", field: "text")
+        problem(
+            try http.request("POST", "/v1/posts/\(id)/comments", token: other.token, json: ["text": ""]), 400, "invalid_field",
+            field: "text")
         let comments = try http.request("GET", "/v1/posts/\(id)/comments?limit=2", token: owner.token)
         #expect((comments.object["items"] as? [[String: Any]])?.map { $0["text"] as? String } == ["one", "two"])
         let cursor = comments.object["nextCursor"] as? String ?? ""
@@ -131,7 +161,8 @@ struct ContractTests {
         var created: [String] = []
         for i in 0..<7 {
             let r = try http.request(
-                "POST", "/v1/posts", token: owner.token, json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image, "caption": "\(i)"])
+                "POST", "/v1/posts", token: owner.token,
+                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image, "caption": "\(i)"])
             created.append(r.object["id"] as? String ?? "")
         }
         var seen: [String] = []
@@ -143,7 +174,8 @@ struct ContractTests {
             cursor = page.object["nextCursor"] as? String
             // A new post between pages lands before the cursor: never repeated, never skipping older ones.
             _ = try http.request(
-                "POST", "/v1/posts", token: owner.token, json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
+                "POST", "/v1/posts", token: owner.token,
+                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
         } while cursor != nil
         #expect(seen == created.reversed())
     }
@@ -151,7 +183,9 @@ struct ContractTests {
     @Test func streamResumesAfterLastEventIdWithNothingLostOrRepeated() async throws {
         let owner = try user("s")
         let fan = try user("s")
-        let post = try http.request("POST", "/v1/posts", token: owner.token, json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
+        let post = try http.request(
+            "POST", "/v1/posts", token: owner.token,
+            json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
         let id = post.object["id"] as? String ?? ""
         let first = try SSEClient(port: cluster.gatewayPort, token: owner.token)
         _ = try http.request("PUT", "/v1/posts/\(id)/like", token: fan.token)
@@ -182,8 +216,11 @@ struct ContractTests {
         #expect(r.status == 200 && r.object["username"] as? String == newName)
         problem(try http.request("GET", "/v1/users/\(u.name)", token: u.token), 404, "not_found")
         #expect(try http.request("GET", "/v1/users/\(newName)", token: u.token).status == 200)
-        #expect(try http.request("POST", "/v1/auth/login", json: ["login": newName, "password": "correct-horse-9"]).status == 200)
-        problem(try http.request("PATCH", "/v1/me/profile", token: u.token, json: ["gender": "robot"]), 400, "invalid_field", field: "gender")
+        #expect(
+            try http.request("POST", "/v1/auth/login", json: ["login": newName, "password": "correct-horse-9"]).status == 200)
+        problem(
+            try http.request("PATCH", "/v1/me/profile", token: u.token, json: ["gender": "robot"]), 400, "invalid_field",
+            field: "gender")
     }
 
     @Test func operations() throws {

@@ -34,10 +34,12 @@ struct EndToEndTests {
         // Register two users; log in by username and by email (case-insensitive).
         let (tokenA, meA) = try Self.register(http, a, name: "Ann")
         let (tokenB, _) = try Self.register(http, b)
-        #expect(meA["username"] as? String == a && meA["email"] as? String == "\(a)@example.com" && meA["name"] as? String == "Ann")
+        #expect(
+            meA["username"] as? String == a && meA["email"] as? String == "\(a)@example.com" && meA["name"] as? String == "Ann")
         let login = try http.request("POST", "/v1/auth/login", json: ["login": a.uppercased(), "password": "correct-horse-9"])
         #expect(login.status == 200 && (login.object["token"] as? String)?.isEmpty == false)
-        let loginByEmail = try http.request("POST", "/v1/auth/login", json: ["login": "\(a)@example.com", "password": "correct-horse-9"])
+        let loginByEmail = try http.request(
+            "POST", "/v1/auth/login", json: ["login": "\(a)@example.com", "password": "correct-horse-9"])
         #expect(loginByEmail.status == 200)
         let wrong = try http.request("POST", "/v1/auth/login", json: ["login": a, "password": "wrong-password"])
         #expect(wrong.status == 401 && wrong.object["code"] as? String == "invalid_credentials")
@@ -52,13 +54,17 @@ struct EndToEndTests {
         #expect(sections.dropFirst().first?["title"] as? String == "Private Information")
         #expect(privateKeys == ["email", "phone", "gender"])
         let edited = try http.request("PATCH", "/v1/me/profile", token: tokenA, json: ["bio": "hello", "gender": "female"])
-        #expect(edited.status == 200 && edited.object["bio"] as? String == "hello" && edited.object["gender"] as? String == "female")
+        #expect(
+            edited.status == 200 && edited.object["bio"] as? String == "hello" && edited.object["gender"] as? String == "female")
 
         // A's live stream, then B acts on A's post.
         let stream = try SSEClient(port: cluster.gatewayPort, token: tokenA)
         let created = try http.request(
             "POST", "/v1/posts", token: tokenA,
-            json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image, "caption": "first", "taggedUsernames": [b]])
+            json: [
+                "postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image, "caption": "first",
+                "taggedUsernames": [b],
+            ])
         #expect(created.status == 201, "post: \(created.text)")
         let postId = created.object["id"] as? String ?? ""
         #expect(((created.object["taggedUsers"] as? [[String: Any]])?.first?["username"] as? String) == b)
@@ -109,7 +115,8 @@ struct EndToEndTests {
         #expect((grid.object["items"] as? [[String: Any]])?.map { $0["id"] as? String } == [postId])
         let followers = try http.request("GET", "/v1/users/\(a)/followers", token: tokenA)
         let entry = (followers.object["items"] as? [[String: Any]])?.first
-        #expect(((entry?["user"] as? [String: Any])?["username"] as? String) == b && entry?["followState"] as? String == "following")
+        #expect(
+            ((entry?["user"] as? [String: Any])?["username"] as? String) == b && entry?["followState"] as? String == "following")
 
         // Mark read.
         let maxSeq = items.compactMap { $0["seq"] as? Int }.max() ?? 0
@@ -122,11 +129,14 @@ struct EndToEndTests {
         let itemIds = settingSections.map { ($0["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } }
         #expect(
             itemIds == [
-                ["edit_profile", "invite_friends", "save_original_posts"], ["terms_of_service", "privacy_policy", "help_feedback"],
+                ["edit_profile", "invite_friends", "save_original_posts"],
+                ["terms_of_service", "privacy_policy", "help_feedback"],
                 ["log_out"],
             ])
         let toggled = try http.request("PATCH", "/v1/settings", token: tokenA, json: ["saveOriginalPosts": true])
-        let toggle = ((toggled.object["sections"] as? [[String: Any]])?.first?["items"] as? [[String: Any]])?.last?["action"] as? [String: Any]
+        let toggle =
+            ((toggled.object["sections"] as? [[String: Any]])?.first?["items"] as? [[String: Any]])?.last?["action"]
+            as? [String: Any]
         #expect(toggled.status == 200 && toggle?["value"] as? Bool == true)
 
         // Log out: the token is dead everywhere and the stream is closed.
@@ -159,7 +169,8 @@ struct EndToEndTests {
         let ready = try http.request("GET", "/readyz")
         #expect(ready.status == 503)
         // Meanwhile ProfileService keeps taking actions; their events wait in its outbox.
-        let comment = try http.request("POST", "/v1/posts/\(postId)/comments", token: tokenB, json: ["text": "while you were out"])
+        let comment = try http.request(
+            "POST", "/v1/posts/\(postId)/comments", token: tokenB, json: ["text": "while you were out"])
         #expect(comment.status == 201)
 
         // Back on the same ports: the comment notification arrives, nothing lost or repeated.

@@ -6,192 +6,192 @@ import Testing
 /// The notification stream and list enrichment, against the real Gateway executable with
 /// in-process fake services.
 @Suite struct GatewayStreamTests {
-  @Test func liveEventsArriveInOrderWithActors() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    h.fakes.addUser("bob")
-    let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
-    try await h.fakes.notify("alice", from: "bob", type: "like")
-    try await h.fakes.notify("alice", from: "bob", type: "follow")
-    #expect(await stream.waitFor(count: 2))
-    #expect(stream.status == 200)
-    let events = stream.events
-    #expect(events.map(\.id) == ["1", "2"])
-    #expect(events.map(\.event) == ["notification", "notification"])
-    #expect(events[0].json["text"] as? String == "bob liked your photo.")
-    #expect((events[0].json["actor"] as? [String: Any])?["username"] as? String == "bob")
-    #expect(events[0].json["followState"] is NSNull)
-    #expect((events[0].json["post"] as? [String: Any])?["id"] as? String == "p1")
-    #expect(events[1].json["followState"] as? String == "not_following")
-    #expect(events[1].json["post"] is NSNull)
-    #expect(stream.comments >= 1)
-    stream.close()
-  }
-
-  @Test func resumeAfterLastEventIdSendsTheRestOnce() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    h.fakes.addUser("bob")
-    for _ in 1...3 { try await h.fakes.notify("alice", from: "bob") }
-    let stream = try SSEClient(port: h.port, token: alice, lastEventId: "1")
-    #expect(await stream.waitFor(count: 2))
-    try await h.fakes.notify("alice", from: "bob")
-    #expect(await stream.waitFor(count: 3))
-    #expect(stream.events.map(\.id) == ["2", "3", "4"])
-    let since = try SSEClient(port: h.port, token: alice, path: "/v1/notifications/stream?since=3")
-    #expect(await since.waitFor(count: 1))
-    #expect(since.events.map(\.id) == ["4"])
-    stream.close()
-    since.close()
-  }
-
-  @Test func liveEventsKeepFlowingWhileProfileServiceIsDown() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    h.fakes.addUser("bob")
-    h.fakes.addUser("carol")
-    let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
-    try await h.fakes.notify("alice", from: "bob")
-    #expect(await stream.waitFor(count: 1))
-    h.fakes.profile.stop()
-    // bob was seen: his last known profile is used.
-    try await h.fakes.notify("alice", from: "bob", type: "follow")
-    #expect(await stream.waitFor(count: 2))
-    #expect((stream.events.last?.json["actor"] as? [String: Any])?["username"] as? String == "bob")
-    // carol never was: the stream closes so the client resumes from the backlog later.
-    try await h.fakes.notify("alice", from: "carol")
-    #expect(await stream.waitForClose())
-    #expect(stream.events.map(\.id) == ["1", "2"])
-  }
-
-  @Test func logoutClosesTheStreamAndRevokesTheToken() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    #expect(try await h.request("GET", "/v1/notifications", token: alice).status == 200)
-    let stream = try SSEClient(port: h.port, token: alice)
-    let out = try await h.request("POST", "/v1/auth/logout", token: alice, json: [String: Any]())
-    #expect(out.status == 200)
-    #expect(out.object["loggedOut"] as? Bool == true)
-    #expect(await stream.waitForClose())
-    let after = try await h.request("GET", "/v1/notifications", token: alice)
-    #expect(after.status == 401)
-    #expect(after.header("content-type") == "application/problem+json")
-  }
-
-  @Test func streamRequiresAToken() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let stream = try SSEClient(port: h.port, token: "nope")
-    #expect(await stream.waitForClose())
-    #expect(stream.status == 401)
-  }
-
-  @Test func heartbeatCommentsAreSent() async throws {
-    let h = try await GatewayHarness.start(["GATEWAY_SSE_HEARTBEAT_SECONDS": "1"])
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    let stream = try SSEClient(port: h.port, token: alice)
-    let deadline = Timestamp.nowMs() + 10_000
-    while stream.comments < 3 && Timestamp.nowMs() < deadline {
-      try await Task.sleep(for: .milliseconds(50))
+    @Test func liveEventsArriveInOrderWithActors() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
+        try await h.fakes.notify("alice", from: "bob", type: "like")
+        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        #expect(await stream.waitFor(count: 2))
+        #expect(stream.status == 200)
+        let events = stream.events
+        #expect(events.map(\.id) == ["1", "2"])
+        #expect(events.map(\.event) == ["notification", "notification"])
+        #expect(events[0].json["text"] as? String == "bob liked your photo.")
+        #expect((events[0].json["actor"] as? [String: Any])?["username"] as? String == "bob")
+        #expect(events[0].json["followState"] is NSNull)
+        #expect((events[0].json["post"] as? [String: Any])?["id"] as? String == "p1")
+        #expect(events[1].json["followState"] as? String == "not_following")
+        #expect(events[1].json["post"] is NSNull)
+        #expect(stream.comments >= 1)
+        stream.close()
     }
-    #expect(stream.comments >= 3)
-    stream.close()
-  }
 
-  @Test func manyStreamsAreServedWithoutAThreadEach() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    h.fakes.addUser("bob")
-    let streams = try (0..<200).map { _ in
-      try SSEClient(port: h.port, token: alice, lastEventId: "0")
+    @Test func resumeAfterLastEventIdSendsTheRestOnce() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        for _ in 1...3 { try await h.fakes.notify("alice", from: "bob") }
+        let stream = try SSEClient(port: h.port, token: alice, lastEventId: "1")
+        #expect(await stream.waitFor(count: 2))
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 3))
+        #expect(stream.events.map(\.id) == ["2", "3", "4"])
+        let since = try SSEClient(port: h.port, token: alice, path: "/v1/notifications/stream?since=3")
+        #expect(await since.waitFor(count: 1))
+        #expect(since.events.map(\.id) == ["4"])
+        stream.close()
+        since.close()
     }
-    try await h.fakes.notify("alice", from: "bob")
-    for s in streams { #expect(await s.waitFor(count: 1)) }
-    let metrics = try await h.request("GET", "/metrics").text
-    #expect(metrics.contains("sse_open_streams 200"))
-    for s in streams { s.close() }
-  }
 
-  @Test func notificationListIsEnrichedInOneBatch() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    h.fakes.addUser("bob")
-    h.fakes.addUser("carol")
-    try await h.fakes.notify("alice", from: "bob")
-    try await h.fakes.notify("alice", from: "carol", type: "follow")
-    try await h.fakes.notify("alice", from: "ghost")  // unknown actor: left out
-    let before = h.fakes.calls(Profile.UsersByIds.type)
-    let r = try await h.request("GET", "/v1/notifications?limit=10", token: alice)
-    #expect(r.status == 200)
-    let items = r.object["items"] as? [[String: Any]] ?? []
-    #expect(
-      items.map { $0["text"] as? String } == [
-        "carol started following you.", "bob liked your photo.",
-      ])
-    #expect(r.object["unreadCount"] as? Int == 3)
-    #expect(r.object["nextCursor"] is NSNull)
-    #expect(h.fakes.calls(Profile.UsersByIds.type) - before == 1)
-  }
-
-  @Test func profileHeaderMergesBothServices() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    h.fakes.addUser("bob")
-    let r = try await h.request("GET", "/v1/users/bob", token: alice)
-    #expect(r.status == 200)
-    #expect((r.object["user"] as? [String: Any])?["username"] as? String == "bob")
-    #expect((r.object["user"] as? [String: Any])?["profilePhotoURL"] is NSNull)
-    let counts = r.object["counts"] as? [String: Any] ?? [:]
-    #expect(
-      counts["followers"] as? Int == 5 && counts["following"] as? Int == 7
-        && counts["posts"] as? Int == 3)
-    #expect(r.object["followState"] as? String == "following")
-    #expect(try await h.request("GET", "/v1/users/nobody", token: alice).status == 404)
-  }
-
-  @Test func tokensAreCached() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let alice = h.fakes.addUser("alice")
-    for _ in 0..<5 {
-      #expect(try await h.request("GET", "/v1/notifications", token: alice).status == 200)
+    @Test func liveEventsKeepFlowingWhileProfileServiceIsDown() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        h.fakes.addUser("carol")
+        let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 1))
+        h.fakes.profile.stop()
+        // bob was seen: his last known profile is used.
+        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        #expect(await stream.waitFor(count: 2))
+        #expect((stream.events.last?.json["actor"] as? [String: Any])?["username"] as? String == "bob")
+        // carol never was: the stream closes so the client resumes from the backlog later.
+        try await h.fakes.notify("alice", from: "carol")
+        #expect(await stream.waitForClose())
+        #expect(stream.events.map(\.id) == ["1", "2"])
     }
-    #expect(h.fakes.calls(Auth.Validate.type) == 1)
-  }
 
-  @Test func registerValidatesThenCreatesTheProfile() async throws {
-    let h = try await GatewayHarness.start()
-    defer { h.stop() }
-    let body: [String: Any] = [
-      "email": "dana@example.com", "username": "dana", "password": "correct-horse-9",
-      "name": "Dana", "gender": "female",
-    ]
-    let r = try await h.request("POST", "/v1/auth/register", json: body)
-    #expect(r.status == 201)
-    #expect(r.object["token"] as? String == "tok-new")
-    let user = r.object["user"] as? [String: Any] ?? [:]
-    #expect(
-      user["username"] as? String == "dana" && user["gender"] as? String == "female"
-        && user["phone"] is NSNull)
-    var bad = body
-    bad["gender"] = "robot"
-    let g = try await h.request("POST", "/v1/auth/register", json: bad)
-    #expect(g.status == 400)
-    #expect((g.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "gender")
-    bad = body
-    bad["password"] = "short"
-    let weak = try await h.request("POST", "/v1/auth/register", json: bad)
-    #expect(weak.status == 400 && weak.object["code"] as? String == "weak_password")
-    bad = body
-    bad["birthDate"] = "2001-02-30"
-    #expect(try await h.request("POST", "/v1/auth/register", json: bad).status == 400)
-  }
+    @Test func logoutClosesTheStreamAndRevokesTheToken() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        #expect(try await h.request("GET", "/v1/notifications", token: alice).status == 200)
+        let stream = try SSEClient(port: h.port, token: alice)
+        let out = try await h.request("POST", "/v1/auth/logout", token: alice, json: [String: Any]())
+        #expect(out.status == 200)
+        #expect(out.object["loggedOut"] as? Bool == true)
+        #expect(await stream.waitForClose())
+        let after = try await h.request("GET", "/v1/notifications", token: alice)
+        #expect(after.status == 401)
+        #expect(after.header("content-type") == "application/problem+json")
+    }
+
+    @Test func streamRequiresAToken() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let stream = try SSEClient(port: h.port, token: "nope")
+        #expect(await stream.waitForClose())
+        #expect(stream.status == 401)
+    }
+
+    @Test func heartbeatCommentsAreSent() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_SSE_HEARTBEAT_SECONDS": "1"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        let stream = try SSEClient(port: h.port, token: alice)
+        let deadline = Timestamp.nowMs() + 10_000
+        while stream.comments < 3 && Timestamp.nowMs() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(stream.comments >= 3)
+        stream.close()
+    }
+
+    @Test func manyStreamsAreServedWithoutAThreadEach() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let streams = try (0..<200).map { _ in
+            try SSEClient(port: h.port, token: alice, lastEventId: "0")
+        }
+        try await h.fakes.notify("alice", from: "bob")
+        for s in streams { #expect(await s.waitFor(count: 1)) }
+        let metrics = try await h.request("GET", "/metrics").text
+        #expect(metrics.contains("sse_open_streams 200"))
+        for s in streams { s.close() }
+    }
+
+    @Test func notificationListIsEnrichedInOneBatch() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        h.fakes.addUser("carol")
+        try await h.fakes.notify("alice", from: "bob")
+        try await h.fakes.notify("alice", from: "carol", type: "follow")
+        try await h.fakes.notify("alice", from: "ghost")  // unknown actor: left out
+        let before = h.fakes.calls(Profile.UsersByIds.type)
+        let r = try await h.request("GET", "/v1/notifications?limit=10", token: alice)
+        #expect(r.status == 200)
+        let items = r.object["items"] as? [[String: Any]] ?? []
+        #expect(
+            items.map { $0["text"] as? String } == [
+                "carol started following you.", "bob liked your photo.",
+            ])
+        #expect(r.object["unreadCount"] as? Int == 3)
+        #expect(r.object["nextCursor"] is NSNull)
+        #expect(h.fakes.calls(Profile.UsersByIds.type) - before == 1)
+    }
+
+    @Test func profileHeaderMergesBothServices() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let r = try await h.request("GET", "/v1/users/bob", token: alice)
+        #expect(r.status == 200)
+        #expect((r.object["user"] as? [String: Any])?["username"] as? String == "bob")
+        #expect((r.object["user"] as? [String: Any])?["profilePhotoURL"] is NSNull)
+        let counts = r.object["counts"] as? [String: Any] ?? [:]
+        #expect(
+            counts["followers"] as? Int == 5 && counts["following"] as? Int == 7
+                && counts["posts"] as? Int == 3)
+        #expect(r.object["followState"] as? String == "following")
+        #expect(try await h.request("GET", "/v1/users/nobody", token: alice).status == 404)
+    }
+
+    @Test func tokensAreCached() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        for _ in 0..<5 {
+            #expect(try await h.request("GET", "/v1/notifications", token: alice).status == 200)
+        }
+        #expect(h.fakes.calls(Auth.Validate.type) == 1)
+    }
+
+    @Test func registerValidatesThenCreatesTheProfile() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let body: [String: Any] = [
+            "email": "dana@example.com", "username": "dana", "password": "correct-horse-9",
+            "name": "Dana", "gender": "female",
+        ]
+        let r = try await h.request("POST", "/v1/auth/register", json: body)
+        #expect(r.status == 201)
+        #expect(r.object["token"] as? String == "tok-new")
+        let user = r.object["user"] as? [String: Any] ?? [:]
+        #expect(
+            user["username"] as? String == "dana" && user["gender"] as? String == "female"
+                && user["phone"] is NSNull)
+        var bad = body
+        bad["gender"] = "robot"
+        let g = try await h.request("POST", "/v1/auth/register", json: bad)
+        #expect(g.status == 400)
+        #expect((g.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "gender")
+        bad = body
+        bad["password"] = "short"
+        let weak = try await h.request("POST", "/v1/auth/register", json: bad)
+        #expect(weak.status == 400 && weak.object["code"] as? String == "weak_password")
+        bad = body
+        bad["birthDate"] = "2001-02-30"
+        #expect(try await h.request("POST", "/v1/auth/register", json: bad).status == 400)
+    }
 }

@@ -49,7 +49,9 @@ import Testing
         func burst(_ calls: [(String, Bool)]) async throws {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (user, liked) in calls {
-                    group.addTask { _ = try await profile.call(Profile.SetLike.self, .init(userId: user, postId: post.id, liked: liked)) }
+                    group.addTask {
+                        _ = try await profile.call(Profile.SetLike.self, .init(userId: user, postId: post.id, liked: liked))
+                    }
                 }
                 try await group.waitForAll()
             }
@@ -59,12 +61,14 @@ import Testing
             var likers: [String] = []
             var cursor: String? = nil
             repeat {
-                let page = try await h.profile.call(Profile.ListLikes.self, .init(postId: post.id, page: .init(limit: 7, cursor: cursor)))
+                let page = try await h.profile.call(
+                    Profile.ListLikes.self, .init(postId: post.id, page: .init(limit: 7, cursor: cursor)))
                 likers += page.items.map(\.id)
                 cursor = page.nextCursor
             } while cursor != nil
             var likedByMe = 0
-            for u in users where try await h.profile.call(Profile.GetPost.self, .init(viewerId: u.id, postId: post.id)).likedByMe {
+            for u in users where try await h.profile.call(Profile.GetPost.self, .init(viewerId: u.id, postId: post.id)).likedByMe
+            {
                 likedByMe += 1
             }
             #expect(fetched.likeCount == likers.count && Set(likers).count == likers.count && likedByMe == likers.count)
@@ -79,7 +83,8 @@ import Testing
         try await check(nil)
         // Everyone likes, then the even-numbered half unlike twice, concurrently: 12 remain.
         try await burst(users.map { ($0.id, true) })
-        try await burst(users.enumerated().filter { $0.offset % 2 == 0 }.flatMap { [($0.element.id, false), ($0.element.id, false)] })
+        try await burst(
+            users.enumerated().filter { $0.offset % 2 == 0 }.flatMap { [($0.element.id, false), ($0.element.id, false)] })
         try await check(12)
         // The events match the real changes: likes minus unlikes is the count.
         let types = try await h.eventTypes()
@@ -115,7 +120,9 @@ import Testing
         ids.append(long.id)
         let first = try await h.profile.call(Profile.ListComments.self, .init(postId: post.id, page: .init(limit: 4)))
         #expect(first.items.map(\.id) == Array(ids.prefix(4)))
-        #expect(first.items[0].author.username == "bob" && first.items[0].author.name == "Bob" && first.items[1].author.username == "alice")
+        #expect(
+            first.items[0].author.username == "bob" && first.items[0].author.name == "Bob"
+                && first.items[1].author.username == "alice")
         let second = try await h.profile.call(
             Profile.ListComments.self, .init(postId: post.id, page: .init(limit: 4, cursor: first.nextCursor)))
         #expect(second.items.map(\.id) == Array(ids.suffix(2)) && second.nextCursor == nil)

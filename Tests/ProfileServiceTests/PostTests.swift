@@ -25,7 +25,8 @@ import Testing
             try await h.profile.call(
                 Profile.CreatePost.self,
                 .init(
-                    ownerId: a.id, postType: "photo", mediaURL: "https://x.example/m.jpg", thumbnailURL: "https://x.example/t.jpg",
+                    ownerId: a.id, postType: "photo", mediaURL: "https://x.example/m.jpg",
+                    thumbnailURL: "https://x.example/t.jpg",
                     caption: nil, taggedUsernames: ["alice", "ghost"]))
         }
         #expect(unknownOnly?.code == "unknown_user" && unknownOnly?.fields?.first?.field == "taggedUsernames")
@@ -78,12 +79,14 @@ import Testing
         for bad in ["abc", "-1", "0", ""] {
             let e = await serviceError {
                 try await h.profile.call(
-                    Profile.ListPosts.self, .init(viewerId: a.id, username: "alice", tagged: false, page: .init(limit: 3, cursor: bad)))
+                    Profile.ListPosts.self,
+                    .init(viewerId: a.id, username: "alice", tagged: false, page: .init(limit: 3, cursor: bad)))
             }
             #expect(e?.status == 400 && e?.code == "invalid_cursor", "\(bad)")
         }
         let unknown = await serviceError {
-            try await h.profile.call(Profile.ListPosts.self, .init(viewerId: a.id, username: "ghost", tagged: true, page: .init()))
+            try await h.profile.call(
+                Profile.ListPosts.self, .init(viewerId: a.id, username: "ghost", tagged: true, page: .init()))
         }
         #expect(unknown?.status == 404)
     }
@@ -131,15 +134,19 @@ import Testing
         _ = try await h.profile.call(Profile.SetLike.self, .init(userId: b.id, postId: post.id, liked: true))
         _ = try await h.profile.call(Profile.AddComment.self, .init(userId: b.id, postId: post.id, text: "nice"))
 
-        let forbidden = await serviceError { try await h.profile.call(Profile.DeletePost.self, .init(userId: b.id, postId: post.id)) }
+        let forbidden = await serviceError {
+            try await h.profile.call(Profile.DeletePost.self, .init(userId: b.id, postId: post.id))
+        }
         #expect(forbidden?.status == 403 && forbidden?.code == "forbidden")
         #expect(try await h.profile.call(Profile.GetPost.self, .init(viewerId: b.id, postId: post.id)).likeCount == 1)
 
         _ = try await h.profile.call(Profile.DeletePost.self, .init(userId: a.id, postId: post.id))
         #expect(
-            await serviceError { try await h.profile.call(Profile.GetPost.self, .init(viewerId: a.id, postId: post.id)) }?.status == 404)
+            await serviceError { try await h.profile.call(Profile.GetPost.self, .init(viewerId: a.id, postId: post.id)) }?.status
+                == 404)
         #expect(
-            await serviceError { try await h.profile.call(Profile.DeletePost.self, .init(userId: a.id, postId: post.id)) }?.status == 404)
+            await serviceError { try await h.profile.call(Profile.DeletePost.self, .init(userId: a.id, postId: post.id)) }?.status
+                == 404)
         let comments = await serviceError {
             try await h.profile.call(Profile.ListComments.self, .init(postId: post.id, page: .init()))
         }

@@ -37,7 +37,8 @@ final class ProfileHarness: Sendable {
         _ username: String, name: String? = nil, birthDate: String? = nil, gender: String? = nil
     ) async throws -> Me {
         let reply = try await auth.call(
-            Auth.Register.self, .init(email: "\(username)@example.com", username: username, password: "password-123"), timeoutMs: 10_000)
+            Auth.Register.self, .init(email: "\(username)@example.com", username: username, password: "password-123"),
+            timeoutMs: 10_000)
         return try await profile.call(
             Profile.CreateProfile.self, .init(identity: reply.identity, name: name, birthDate: birthDate, gender: gender))
     }

@@ -90,8 +90,10 @@ import Testing
             try await h.profile.call(
                 Profile.UpdateMe.self,
                 .init(
-                    userId: a.id, name: String(repeating: "n", count: 101), username: "Bad Name!", bio: String(repeating: "b", count: 151),
-                    profilePhotoURL: "/relative.jpg", email: "not-an-email", phone: "call me", gender: "robot", birthDate: String(tomorrow))
+                    userId: a.id, name: String(repeating: "n", count: 101), username: "Bad Name!",
+                    bio: String(repeating: "b", count: 151),
+                    profilePhotoURL: "/relative.jpg", email: "not-an-email", phone: "call me", gender: "robot",
+                    birthDate: String(tomorrow))
             )
         }
         #expect(error?.status == 400 && error?.code == "validation_failed")
@@ -104,10 +106,14 @@ import Testing
             #expect(e?.fields?.first?.code == "invalid_birth_date", "\(bad)")
         }
         for bad in ["ftp://x.example/p.jpg", "https://", "not a url"] {
-            let e = await serviceError { try await h.profile.call(Profile.UpdateMe.self, .init(userId: a.id, profilePhotoURL: bad)) }
+            let e = await serviceError {
+                try await h.profile.call(Profile.UpdateMe.self, .init(userId: a.id, profilePhotoURL: bad))
+            }
             #expect(e?.fields?.first?.field == "profilePhotoURL", "\(bad)")
         }
-        let unclearable = await serviceError { try await h.profile.call(Profile.UpdateMe.self, .init(userId: a.id, clear: ["name"])) }
+        let unclearable = await serviceError {
+            try await h.profile.call(Profile.UpdateMe.self, .init(userId: a.id, clear: ["name"]))
+        }
         #expect(unclearable?.status == 400)
     }
 
@@ -123,8 +129,11 @@ import Testing
         #expect(updated.bio.count == 150 && updated.phone == "+1 (555) 010-2030" && updated.gender == "prefer_not_to_say")
         #expect(updated.birthDate == "2000-02-29" && updated.profilePhotoURL == "https://cdn.example.com/me.jpg")
         #expect(updated.joinDate == a.joinDate)
-        let cleared = try await h.profile.call(Profile.UpdateMe.self, .init(userId: a.id, name: "A", clear: ["phone", "profilePhotoURL"]))
-        #expect(cleared.name == "A" && cleared.phone == nil && cleared.profilePhotoURL == nil && cleared.gender == "prefer_not_to_say")
+        let cleared = try await h.profile.call(
+            Profile.UpdateMe.self, .init(userId: a.id, name: "A", clear: ["phone", "profilePhotoURL"]))
+        #expect(
+            cleared.name == "A" && cleared.phone == nil && cleared.profilePhotoURL == nil && cleared.gender == "prefer_not_to_say"
+        )
         #expect(try await h.profile.call(Profile.GetMe.self, .init(userId: a.id)) == cleared)
         let header = try await h.profile.call(Profile.Header.self, .init(username: "alice"))
         #expect(header.user.name == "A")
@@ -138,22 +147,27 @@ import Testing
         let post = try await h.post(alice, caption: "hi", tagged: ["bob"])
         _ = try await h.post(bob, tagged: ["alice"])
 
-        let me = try await h.profile.call(Profile.UpdateMe.self, .init(userId: alice.id, username: "Alice.New", email: "NEW@example.com"))
+        let me = try await h.profile.call(
+            Profile.UpdateMe.self, .init(userId: alice.id, username: "Alice.New", email: "NEW@example.com"))
         #expect(me.username == "alice.new" && me.email == "new@example.com")
 
         #expect(try await h.profile.call(Profile.Header.self, .init(username: "alice.new")).user.id == alice.id)
         #expect(await serviceError { try await h.profile.call(Profile.Header.self, .init(username: "alice")) }?.status == 404)
         let oldGrid = await serviceError {
-            try await h.profile.call(Profile.ListPosts.self, .init(viewerId: bob.id, username: "alice", tagged: false, page: .init()))
+            try await h.profile.call(
+                Profile.ListPosts.self, .init(viewerId: bob.id, username: "alice", tagged: false, page: .init()))
         }
         #expect(oldGrid?.status == 404)
         let grid = try await h.allPosts(bob, "alice.new")
         #expect(grid.map(\.id) == [post.id] && grid[0].owner.username == "alice.new")
         let taggedTab = try await h.allPosts(bob, "alice.new", tagged: true)
         #expect(taggedTab.count == 1 && taggedTab[0].taggedUsers.map(\.username) == ["alice.new"])
-        #expect(try await h.profile.call(Profile.GetPost.self, .init(viewerId: bob.id, postId: post.id)).owner.username == "alice.new")
+        #expect(
+            try await h.profile.call(Profile.GetPost.self, .init(viewerId: bob.id, postId: post.id)).owner.username == "alice.new"
+        )
         #expect(try await h.profile.call(Profile.UsersByIds.self, .init(ids: [alice.id])).users.map(\.username) == ["alice.new"])
-        #expect(try await h.profile.call(Profile.EditForm.self, .init(userId: alice.id)).sections[0].fields[1].value == "alice.new")
+        #expect(
+            try await h.profile.call(Profile.EditForm.self, .init(userId: alice.id)).sections[0].fields[1].value == "alice.new")
         // AuthService agrees: the new name logs in, the old one does not.
         let login = try await h.auth.call(Auth.Login.self, .init(login: "alice.new", password: "password-123"), timeoutMs: 10_000)
         #expect(login.identity.id == alice.id)
@@ -171,7 +185,9 @@ import Testing
         let h = try await ProfileHarness.start()
         let alice = try await h.register("alice")
         try await h.register("bob")
-        let name = await serviceError { try await h.profile.call(Profile.UpdateMe.self, .init(userId: alice.id, username: "BOB")) }
+        let name = await serviceError {
+            try await h.profile.call(Profile.UpdateMe.self, .init(userId: alice.id, username: "BOB"))
+        }
         #expect(name?.status == 409 && name?.code == "username_taken")
         let email = await serviceError {
             try await h.profile.call(Profile.UpdateMe.self, .init(userId: alice.id, email: "bob@example.com"))

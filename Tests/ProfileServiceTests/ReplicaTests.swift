@@ -27,7 +27,8 @@ import Testing
         let h = try await ProfileHarness.start()
         let a = try await h.register("alice", name: "Alice")
         h.cluster.stop("profile")
-        _ = try await h.auth.call(Auth.ChangeIdentity.self, .init(userId: a.id, username: "alice.renamed", email: "a2@example.com"))
+        _ = try await h.auth.call(
+            Auth.ChangeIdentity.self, .init(userId: a.id, username: "alice.renamed", email: "a2@example.com"))
         // The freed name goes to a new account while ProfileService is down.
         let bob = try await h.auth.call(
             Auth.Register.self, .init(email: "bob@example.com", username: "alice", password: "password-123"), timeoutMs: 10_000)

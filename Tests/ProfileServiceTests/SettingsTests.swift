@@ -45,7 +45,8 @@ import Testing
         try await h.cluster.start("profile")
         try await waitUntilReachable(h.profile)
         #expect(try await h.profile.call(Profile.GetSettings.self, .init(userId: a.id)).sections[0].items[2].action.value == true)
-        #expect(try await h.profile.call(Profile.GetSettings.self, .init(userId: b.id)).sections[0].items[2].action.value == false)
+        #expect(
+            try await h.profile.call(Profile.GetSettings.self, .init(userId: b.id)).sections[0].items[2].action.value == false)
         let off = try await h.profile.call(Profile.UpdateSettings.self, .init(userId: a.id, saveOriginalPosts: false))
         #expect(off.sections[0].items[2].action.value == false)
     }

@@ -32,7 +32,8 @@ struct CurveSecurityTests {
         let clientSecurity = try CurveSecurity.fromEnvironment(
             Environment(["CURVE_ENABLED": "1", "CURVE_SECRET_KEY_FILE": "\(keys)/client.key", "CURVE_PUBLIC_KEYS_DIR": keys]),
             context: clientContext, logger: logger)
-        let good = try RPCClient(service: "test", endpoint: endpoint, context: clientContext, logger: logger, security: clientSecurity)
+        let good = try RPCClient(
+            service: "test", endpoint: endpoint, context: clientContext, logger: logger, security: clientSecurity)
         defer { good.shutdown() }
         try await waitUntilConnected(good)
         #expect(try await good.call(TestRPC.Echo.self, .init(text: "secret")).text == "secret")
@@ -41,7 +42,8 @@ struct CurveSecurityTests {
         let intruderContext = ZMQContext()
         let intruderSecurity = try CurveSecurity.fromEnvironment(
             Environment([
-                "CURVE_ENABLED": "1", "CURVE_SECRET_KEY_FILE": "\(dir)/other/intruder.key", "CURVE_PUBLIC_KEYS_DIR": "\(dir)/other",
+                "CURVE_ENABLED": "1", "CURVE_SECRET_KEY_FILE": "\(dir)/other/intruder.key",
+                "CURVE_PUBLIC_KEYS_DIR": "\(dir)/other",
             ]), context: intruderContext, logger: logger)
         let intruder = try RPCClient(
             service: "test", endpoint: endpoint, context: intruderContext, logger: logger, security: intruderSecurity,
@@ -51,7 +53,8 @@ struct CurveSecurityTests {
 
         // Plain text (no CURVE at all): refused too.
         let plain = try RPCClient(
-            service: "test", endpoint: endpoint, context: ZMQContext(), logger: logger, security: .plain, unsentRetryBudgetMs: 1_500)
+            service: "test", endpoint: endpoint, context: ZMQContext(), logger: logger, security: .plain,
+            unsentRetryBudgetMs: 1_500)
         defer { plain.shutdown() }
         await expectRefused(plain)
         #expect(!intruder.isConnected && !plain.isConnected)

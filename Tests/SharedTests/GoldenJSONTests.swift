@@ -16,7 +16,8 @@ struct GoldenJSONTests {
     }
 
     @Test func replyWithBodyAndReplyWithError() throws {
-        let ok = ReplyEnvelope(id: "c1", type: "graph.unfollow", body: Graph.Unfollow.Reply(followState: .notFollowing), error: nil)
+        let ok = ReplyEnvelope(
+            id: "c1", type: "graph.unfollow", body: Graph.Unfollow.Reply(followState: .notFollowing), error: nil)
         #expect(
             String(decoding: try WireJSON.encode(ok), as: UTF8.self)
                 == #"{"body":{"followState":"not_following"},"id":"c1","type":"graph.unfollow","v":1}"#)
@@ -31,7 +32,8 @@ struct GoldenJSONTests {
 
     @Test func eventEnvelopeAndOutboxAgree() throws {
         let body = Graph.FollowChanged(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false)
-        let typed = EventEnvelope(producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body)
+        let typed = EventEnvelope(
+            producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body)
         let expected =
             #"{"body":{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
         #expect(String(decoding: try WireJSON.encode(typed), as: UTF8.self) == expected)

@@ -12,7 +12,8 @@ struct HostAndClientTests {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
         defer { host.stop() }
-        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let client = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         let reply = try await client.call(TestRPC.Echo.self, .init(text: "hello"))
@@ -26,7 +27,8 @@ struct HostAndClientTests {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
         defer { host.stop() }
-        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let client = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         do {
@@ -54,7 +56,9 @@ struct HostAndClientTests {
             try dealer.set(ZMQ_RCVTIMEO, 5_000)
             try dealer.connect(endpoint)
             var out: [[[UInt8]]] = []
-            for payload in ["not json", #"{"v":1}"#, #"{"v":99,"id":"x","type":"test.echo","deadline":99999999999999,"trace":"t","body":{}}"#] {
+            for payload in [
+                "not json", #"{"v":1}"#, #"{"v":99,"id":"x","type":"test.echo","deadline":99999999999999,"trace":"t","body":{}}"#,
+            ] {
                 try dealer.send([[], Array(payload.utf8)])
                 if let r = try dealer.receive() { out.append(r) }
             }
@@ -77,7 +81,8 @@ struct HostAndClientTests {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
         defer { host.stop() }
-        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let client = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         // Ordering, not timing: the fast reply must arrive while the slow one is still pending.
@@ -98,7 +103,8 @@ struct HostAndClientTests {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
         defer { host.stop() }
-        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let client = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         let n = 3_000
@@ -129,7 +135,8 @@ struct HostAndClientTests {
         }
         let host = try makeTestHost(context: context)
         defer { host.stop() }
-        let slow = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let slow = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { slow.shutdown() }
         try await waitUntilConnected(slow)
         do {
@@ -167,7 +174,8 @@ struct HostAndClientTests {
     @Test func stopAnswersInFlightRequestsInsteadOfLeavingThemHanging() async throws {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
-        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let client = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         async let pending = client.call(TestRPC.Echo.self, .init(text: "slow", delayMs: 5_000), timeoutMs: 20_000)
@@ -191,7 +199,8 @@ struct HostAndClientTests {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
         defer { host.stop() }
-        let client = try RPCClient(service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        let client = try RPCClient(
+            service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         _ = try await client.call(TestRPC.Echo.self, .init(text: "x"))

@@ -1,4 +1,5 @@
 import CZMQ
+import Foundation
 import Testing
 
 @testable import Shared
@@ -75,5 +76,3 @@ struct TransportTests {
         #expect(try poller.poll(timeoutMs: 0) == [false])
     }
 }
-
-import Foundation

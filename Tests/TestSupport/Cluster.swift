@@ -16,7 +16,9 @@ public final class Cluster: @unchecked Sendable {
         self.extraEnvironment = extraEnvironment
     }
 
-    static let executables = ["auth": "AuthService", "profile": "ProfileService", "notification": "NotificationService", "gateway": "Gateway"]
+    static let executables = [
+        "auth": "AuthService", "profile": "ProfileService", "notification": "NotificationService", "gateway": "Gateway",
+    ]
     static let prefixes = ["auth": "AUTH", "profile": "PROFILE", "notification": "NOTIFICATION"]
 
     /// The environment a service gets: clients' endpoints for the services already started,
@@ -44,7 +46,8 @@ public final class Cluster: @unchecked Sendable {
     /// Starts (or restarts, on the same ports) one service and waits until it is ready.
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
-        let process = ServiceProcess(Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory)
+        let process = ServiceProcess(
+            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory)
         let fields = try await process.start()
         processes[service] = process
         endpoints[service] = fields
@@ -66,7 +69,8 @@ public final class Cluster: @unchecked Sendable {
     /// An RPC client to a started service.
     public func client(_ service: String, context: ZMQContext) throws -> RPCClient {
         try RPCClient(
-            service: service, endpoint: endpoints[service]!["rpc"]!, context: context, logger: Logger(service: "test", minimum: .error))
+            service: service, endpoint: endpoints[service]!["rpc"]!, context: context,
+            logger: Logger(service: "test", minimum: .error))
     }
 
     /// The gateway's HTTP port.

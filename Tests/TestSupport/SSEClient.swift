@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Shared
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -54,7 +54,8 @@ public final class SSEClient: Sendable {
                 if chunked {
                     // move complete chunks from raw into body
                     while let nl = raw.firstIndex(of: 10) {
-                        let sizeText = String(decoding: raw[0..<nl], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                        let sizeText = String(decoding: raw[0..<nl], as: UTF8.self).trimmingCharacters(
+                            in: .whitespacesAndNewlines)
                         guard let size = Int(sizeText.split(separator: ";").first ?? "", radix: 16) else { break }
                         if size == 0 {
                             raw.removeAll()

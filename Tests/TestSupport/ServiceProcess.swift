@@ -26,7 +26,9 @@ public final class ServiceProcess: @unchecked Sendable {
         let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
         // …/debug/InstaBackendPackageTests.xctest may be a directory bundle on some setups.
-        while url.lastPathComponent.hasSuffix(".xctest") || url.lastPathComponent == "MacOS" || url.lastPathComponent == "Contents" {
+        while url.lastPathComponent.hasSuffix(".xctest") || url.lastPathComponent == "MacOS"
+            || url.lastPathComponent == "Contents"
+        {
             url = url.deletingLastPathComponent()
         }
         return url.path

@@ -12,94 +12,94 @@ import Shared
 /// cooperative pool, which they would starve); other callers wait in FIFO order, up to
 /// `queueLimit` of them, after which the call fails with 503 `busy`.
 final class PasswordHasher: Sendable {
-  /// Passwords longer than this many UTF-8 bytes are rejected before hashing (1 KiB).
-  static let maxPasswordBytes = 1024
-  /// argon2id time cost (passes).
-  static let opsLimit: UInt64 = 2
-  /// argon2id memory cost in bytes (19 MiB).
-  static let memLimit = 19 * 1024 * 1024
+    /// Passwords longer than this many UTF-8 bytes are rejected before hashing (1 KiB).
+    static let maxPasswordBytes = 1024
+    /// argon2id time cost (passes).
+    static let opsLimit: UInt64 = 2
+    /// argon2id memory cost in bytes (19 MiB).
+    static let memLimit = 19 * 1024 * 1024
 
-  private let slots: AsyncSemaphore
-  private let queueLimit: Int
-  private let queue = DispatchQueue(label: "auth.argon2id", attributes: .concurrent)
-  /// A hash of a random password, verified against when the account does not exist so that an
-  /// unknown user costs the same time as a wrong password.
-  private let dummyHash: String
+    private let slots: AsyncSemaphore
+    private let queueLimit: Int
+    private let queue = DispatchQueue(label: "auth.argon2id", attributes: .concurrent)
+    /// A hash of a random password, verified against when the account does not exist so that an
+    /// unknown user costs the same time as a wrong password.
+    private let dummyHash: String
 
-  /// Computes the dummy hash (one argon2id run, synchronously). Call after `sodium_init()`.
-  /// - Throws: `ServiceError.internal` if libsodium cannot hash (out of memory).
-  init(concurrency: Int, queueLimit: Int) throws {
-    slots = AsyncSemaphore(permits: concurrency)
-    self.queueLimit = queueLimit
-    var random = [UInt8](repeating: 0, count: 32)
-    randombytes_buf(&random, random.count)
-    dummyHash = try Self.hashNow(random)
-  }
-
-  /// Hashes `password` (at most `maxPasswordBytes` UTF-8 bytes; the caller checks).
-  /// - Parameter deadline: Unix ms after which the caller has given up (no hash is computed then).
-  /// - Returns: the PHC string to store.
-  /// - Throws: `ServiceError` 503 `busy` (queue full), 504 `deadline_exceeded`, 500.
-  func hash(_ password: String, deadline: Int64) async throws -> String {
-    let bytes = Array(password.utf8)
-    return try await withSlot(deadline: deadline) { try Self.hashNow(bytes) }
-  }
-
-  /// Checks `password` against `stored`; with `stored` nil (no such account) it checks against
-  /// the dummy hash and returns false, taking the same time.
-  /// - Throws: `ServiceError` 503 `busy`, 504 `deadline_exceeded`.
-  func verify(_ password: String, against stored: String?, deadline: Int64) async throws -> Bool {
-    let bytes = Array(password.utf8)
-    let hash = stored ?? dummyHash
-    let matches = try await withSlot(deadline: deadline) { Self.verifyNow(bytes, hash) }
-    return matches && stored != nil
-  }
-
-  /// Runs `work` on the hashing queue once a slot is free.
-  private func withSlot<T: Sendable>(deadline: Int64, _ work: @escaping @Sendable () throws -> T)
-    async throws -> T
-  {
-    guard await slots.acquire(maxWaiting: queueLimit) else {
-      throw ServiceError(code: "busy", message: "too many password checks in progress", status: 503)
+    /// Computes the dummy hash (one argon2id run, synchronously). Call after `sodium_init()`.
+    /// - Throws: `ServiceError.internal` if libsodium cannot hash (out of memory).
+    init(concurrency: Int, queueLimit: Int) throws {
+        slots = AsyncSemaphore(permits: concurrency)
+        self.queueLimit = queueLimit
+        var random = [UInt8](repeating: 0, count: 32)
+        randombytes_buf(&random, random.count)
+        dummyHash = try Self.hashNow(random)
     }
-    guard Timestamp.nowMs() < deadline else {
-      await slots.release()
-      throw ServiceError(
-        code: "deadline_exceeded", message: "deadline passed while waiting to hash", status: 504)
-    }
-    let result: Result<T, any Error> = await withCheckedContinuation { continuation in
-      queue.async { continuation.resume(returning: Result { try work() }) }
-    }
-    await slots.release()
-    return try result.get()
-  }
 
-  /// One argon2id hash, blocking the calling thread (~tens of ms). Wipes its copy of the password.
-  private static func hashNow(_ password: [UInt8]) throws -> String {
-    var input = password + [0]  // never an empty buffer: a valid pointer even for ""
-    defer { sodium_memzero(&input, input.count) }
-    var out = [CChar](repeating: 0, count: crypto_pwhash_strbytes())
-    let rc = input.withUnsafeBufferPointer { p in
-      p.withMemoryRebound(to: CChar.self) { c in
-        crypto_pwhash_str_alg(
-          &out, c.baseAddress!, UInt64(password.count), opsLimit, memLimit,
-          crypto_pwhash_alg_argon2id13())
-      }
+    /// Hashes `password` (at most `maxPasswordBytes` UTF-8 bytes; the caller checks).
+    /// - Parameter deadline: Unix ms after which the caller has given up (no hash is computed then).
+    /// - Returns: the PHC string to store.
+    /// - Throws: `ServiceError` 503 `busy` (queue full), 504 `deadline_exceeded`, 500.
+    func hash(_ password: String, deadline: Int64) async throws -> String {
+        let bytes = Array(password.utf8)
+        return try await withSlot(deadline: deadline) { try Self.hashNow(bytes) }
     }
-    guard rc == 0 else { throw ServiceError.internal("password hashing failed") }
-    return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
 
-  /// Verifies against a PHC string, blocking the calling thread. Wipes its copy of the password.
-  private static func verifyNow(_ password: [UInt8], _ stored: String) -> Bool {
-    var input = password + [0]
-    defer { sodium_memzero(&input, input.count) }
-    return stored.withCString { s in
-      input.withUnsafeBufferPointer { p in
-        p.withMemoryRebound(to: CChar.self) { c in
-          crypto_pwhash_str_verify(s, c.baseAddress!, UInt64(password.count)) == 0
+    /// Checks `password` against `stored`; with `stored` nil (no such account) it checks against
+    /// the dummy hash and returns false, taking the same time.
+    /// - Throws: `ServiceError` 503 `busy`, 504 `deadline_exceeded`.
+    func verify(_ password: String, against stored: String?, deadline: Int64) async throws -> Bool {
+        let bytes = Array(password.utf8)
+        let hash = stored ?? dummyHash
+        let matches = try await withSlot(deadline: deadline) { Self.verifyNow(bytes, hash) }
+        return matches && stored != nil
+    }
+
+    /// Runs `work` on the hashing queue once a slot is free.
+    private func withSlot<T: Sendable>(deadline: Int64, _ work: @escaping @Sendable () throws -> T)
+        async throws -> T
+    {
+        guard await slots.acquire(maxWaiting: queueLimit) else {
+            throw ServiceError(code: "busy", message: "too many password checks in progress", status: 503)
         }
-      }
+        guard Timestamp.nowMs() < deadline else {
+            await slots.release()
+            throw ServiceError(
+                code: "deadline_exceeded", message: "deadline passed while waiting to hash", status: 504)
+        }
+        let result: Result<T, any Error> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { try work() }) }
+        }
+        await slots.release()
+        return try result.get()
     }
-  }
+
+    /// One argon2id hash, blocking the calling thread (~tens of ms). Wipes its copy of the password.
+    private static func hashNow(_ password: [UInt8]) throws -> String {
+        var input = password + [0]  // never an empty buffer: a valid pointer even for ""
+        defer { sodium_memzero(&input, input.count) }
+        var out = [CChar](repeating: 0, count: crypto_pwhash_strbytes())
+        let rc = input.withUnsafeBufferPointer { p in
+            p.withMemoryRebound(to: CChar.self) { c in
+                crypto_pwhash_str_alg(
+                    &out, c.baseAddress!, UInt64(password.count), opsLimit, memLimit,
+                    crypto_pwhash_alg_argon2id13())
+            }
+        }
+        guard rc == 0 else { throw ServiceError.internal("password hashing failed") }
+        return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Verifies against a PHC string, blocking the calling thread. Wipes its copy of the password.
+    private static func verifyNow(_ password: [UInt8], _ stored: String) -> Bool {
+        var input = password + [0]
+        defer { sodium_memzero(&input, input.count) }
+        return stored.withCString { s in
+            input.withUnsafeBufferPointer { p in
+                p.withMemoryRebound(to: CChar.self) { c in
+                    crypto_pwhash_str_verify(s, c.baseAddress!, UInt64(password.count)) == 0
+                }
+            }
+        }
+    }
 }

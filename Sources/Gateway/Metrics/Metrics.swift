@@ -6,112 +6,112 @@ import Synchronization
 /// `rpc_calls_total{service,type,outcome}`, `rpc_call_duration_seconds{service}` (histogram),
 /// `sse_open_streams`, `events_delivered_total`, `events_dropped_total`, `events_received_total{producer}`.
 final class Metrics: Sendable {
-  /// Histogram upper bounds in seconds.
-  static let buckets: [Double] = [
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-  ]
+    /// Histogram upper bounds in seconds.
+    static let buckets: [Double] = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
 
-  struct Histogram {
-    var counts = [Int](repeating: 0, count: Metrics.buckets.count)
-    var sum = 0.0
-    var count = 0
-    mutating func observe(_ seconds: Double) {
-      for (i, bound) in Metrics.buckets.enumerated() where seconds <= bound { counts[i] += 1 }
-      sum += seconds
-      count += 1
+    struct Histogram {
+        var counts = [Int](repeating: 0, count: Metrics.buckets.count)
+        var sum = 0.0
+        var count = 0
+        mutating func observe(_ seconds: Double) {
+            for (i, bound) in Metrics.buckets.enumerated() where seconds <= bound { counts[i] += 1 }
+            sum += seconds
+            count += 1
+        }
     }
-  }
 
-  private struct State {
-    var requests: [[String]: Int] = [:]
-    var requestDurations: [String: Histogram] = [:]
-    var rpcCalls: [[String]: Int] = [:]
-    var rpcDurations: [String: Histogram] = [:]
-    var eventsReceived: [String: Int] = [:]
-    var delivered = 0
-    var dropped = 0
-  }
-  private let state = Mutex(State())
-  /// Reads the open-stream count at render time.
-  let openStreams: @Sendable () -> Int
+    private struct State {
+        var requests: [[String]: Int] = [:]
+        var requestDurations: [String: Histogram] = [:]
+        var rpcCalls: [[String]: Int] = [:]
+        var rpcDurations: [String: Histogram] = [:]
+        var eventsReceived: [String: Int] = [:]
+        var delivered = 0
+        var dropped = 0
+    }
+    private let state = Mutex(State())
+    /// Reads the open-stream count at render time.
+    let openStreams: @Sendable () -> Int
 
-  init(openStreams: @escaping @Sendable () -> Int) { self.openStreams = openStreams }
+    init(openStreams: @escaping @Sendable () -> Int) { self.openStreams = openStreams }
 
-  func recordRequest(route: String, method: String, status: Int, seconds: Double) {
-    state.withLock { s in
-      s.requests[[route, method, "\(status)"], default: 0] += 1
-      s.requestDurations[route, default: Histogram()].observe(seconds)
+    func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        state.withLock { s in
+            s.requests[[route, method, "\(status)"], default: 0] += 1
+            s.requestDurations[route, default: Histogram()].observe(seconds)
+        }
     }
-  }
 
-  func recordCall(service: String, type: String, outcome: String, seconds: Double) {
-    state.withLock { s in
-      s.rpcCalls[[service, type, outcome], default: 0] += 1
-      s.rpcDurations[service, default: Histogram()].observe(seconds)
+    func recordCall(service: String, type: String, outcome: String, seconds: Double) {
+        state.withLock { s in
+            s.rpcCalls[[service, type, outcome], default: 0] += 1
+            s.rpcDurations[service, default: Histogram()].observe(seconds)
+        }
     }
-  }
 
-  func eventReceived(producer: String) {
-    state.withLock { $0.eventsReceived[producer, default: 0] += 1 }
-  }
-  func eventDelivered(_ n: Int = 1) { state.withLock { $0.delivered += n } }
-  func eventDropped(_ n: Int = 1) { state.withLock { $0.dropped += n } }
+    func eventReceived(producer: String) {
+        state.withLock { $0.eventsReceived[producer, default: 0] += 1 }
+    }
+    func eventDelivered(_ n: Int = 1) { state.withLock { $0.delivered += n } }
+    func eventDropped(_ n: Int = 1) { state.withLock { $0.dropped += n } }
 
-  /// The exposition text.
-  func render() -> String {
-    let s = state.withLock { $0 }
-    var out = ""
-    out += "# HELP http_requests_total HTTP requests by route template, method and status.\n"
-    out += "# TYPE http_requests_total counter\n"
-    for (k, v) in s.requests.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-      out +=
-        "http_requests_total{route=\"\(Self.escape(k[0]))\",method=\"\(k[1])\",status=\"\(k[2])\"} \(v)\n"
+    /// The exposition text.
+    func render() -> String {
+        let s = state.withLock { $0 }
+        var out = ""
+        out += "# HELP http_requests_total HTTP requests by route template, method and status.\n"
+        out += "# TYPE http_requests_total counter\n"
+        for (k, v) in s.requests.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out +=
+                "http_requests_total{route=\"\(Self.escape(k[0]))\",method=\"\(k[1])\",status=\"\(k[2])\"} \(v)\n"
+        }
+        out += "# HELP http_request_duration_seconds HTTP request latency by route template.\n"
+        out += "# TYPE http_request_duration_seconds histogram\n"
+        for (route, h) in s.requestDurations.sorted(by: { $0.key < $1.key }) {
+            out += Self.histogram(
+                "http_request_duration_seconds", label: "route=\"\(Self.escape(route))\"", h)
+        }
+        out += "# HELP rpc_calls_total Service calls by service, message type and outcome.\n"
+        out += "# TYPE rpc_calls_total counter\n"
+        for (k, v) in s.rpcCalls.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            out += "rpc_calls_total{service=\"\(k[0])\",type=\"\(k[1])\",outcome=\"\(k[2])\"} \(v)\n"
+        }
+        out += "# HELP rpc_call_duration_seconds Service call latency by service.\n"
+        out += "# TYPE rpc_call_duration_seconds histogram\n"
+        for (service, h) in s.rpcDurations.sorted(by: { $0.key < $1.key }) {
+            out += Self.histogram("rpc_call_duration_seconds", label: "service=\"\(service)\"", h)
+        }
+        out += "# HELP sse_open_streams Open notification streams.\n# TYPE sse_open_streams gauge\n"
+        out += "sse_open_streams \(openStreams())\n"
+        out +=
+            "# HELP events_received_total Events received from producers.\n# TYPE events_received_total counter\n"
+        for (p, v) in s.eventsReceived.sorted(by: { $0.key < $1.key }) {
+            out += "events_received_total{producer=\"\(p)\"} \(v)\n"
+        }
+        out +=
+            "# HELP events_delivered_total Notification events written to streams.\n# TYPE events_delivered_total counter\n"
+        out += "events_delivered_total \(s.delivered)\n"
+        out +=
+            "# HELP events_dropped_total Notification events not written because a stream's buffer overflowed.\n"
+        out += "# TYPE events_dropped_total counter\n"
+        out += "events_dropped_total \(s.dropped)\n"
+        return out
     }
-    out += "# HELP http_request_duration_seconds HTTP request latency by route template.\n"
-    out += "# TYPE http_request_duration_seconds histogram\n"
-    for (route, h) in s.requestDurations.sorted(by: { $0.key < $1.key }) {
-      out += Self.histogram(
-        "http_request_duration_seconds", label: "route=\"\(Self.escape(route))\"", h)
-    }
-    out += "# HELP rpc_calls_total Service calls by service, message type and outcome.\n"
-    out += "# TYPE rpc_calls_total counter\n"
-    for (k, v) in s.rpcCalls.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-      out += "rpc_calls_total{service=\"\(k[0])\",type=\"\(k[1])\",outcome=\"\(k[2])\"} \(v)\n"
-    }
-    out += "# HELP rpc_call_duration_seconds Service call latency by service.\n"
-    out += "# TYPE rpc_call_duration_seconds histogram\n"
-    for (service, h) in s.rpcDurations.sorted(by: { $0.key < $1.key }) {
-      out += Self.histogram("rpc_call_duration_seconds", label: "service=\"\(service)\"", h)
-    }
-    out += "# HELP sse_open_streams Open notification streams.\n# TYPE sse_open_streams gauge\n"
-    out += "sse_open_streams \(openStreams())\n"
-    out +=
-      "# HELP events_received_total Events received from producers.\n# TYPE events_received_total counter\n"
-    for (p, v) in s.eventsReceived.sorted(by: { $0.key < $1.key }) {
-      out += "events_received_total{producer=\"\(p)\"} \(v)\n"
-    }
-    out +=
-      "# HELP events_delivered_total Notification events written to streams.\n# TYPE events_delivered_total counter\n"
-    out += "events_delivered_total \(s.delivered)\n"
-    out +=
-      "# HELP events_dropped_total Notification events not written because a stream's buffer overflowed.\n"
-    out += "# TYPE events_dropped_total counter\n"
-    out += "events_dropped_total \(s.dropped)\n"
-    return out
-  }
 
-  private static func histogram(_ name: String, label: String, _ h: Histogram) -> String {
-    var out = ""
-    for (i, bound) in buckets.enumerated() {
-      out += "\(name)_bucket{\(label),le=\"\(bound)\"} \(h.counts[i])\n"
+    private static func histogram(_ name: String, label: String, _ h: Histogram) -> String {
+        var out = ""
+        for (i, bound) in buckets.enumerated() {
+            out += "\(name)_bucket{\(label),le=\"\(bound)\"} \(h.counts[i])\n"
+        }
+        out += "\(name)_bucket{\(label),le=\"+Inf\"} \(h.count)\n"
+        out += "\(name)_sum{\(label)} \(h.sum)\n"
+        out += "\(name)_count{\(label)} \(h.count)\n"
+        return out
     }
-    out += "\(name)_bucket{\(label),le=\"+Inf\"} \(h.count)\n"
-    out += "\(name)_sum{\(label)} \(h.sum)\n"
-    out += "\(name)_count{\(label)} \(h.count)\n"
-    return out
-  }
 
-  private static func escape(_ s: String) -> String {
-    s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-  }
+    private static func escape(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
 }

@@ -2,73 +2,73 @@ import Shared
 
 /// `/v1/auth/*` and `/v1/me`: accounts and sessions (AuthService, then ProfileService).
 extension Gateway {
-  /// `POST /v1/auth/register` `{email, username, password, name?, birthDate?, gender?}` →
-  /// 201 `{user: Me, token, expiresAt}`.
-  func register(_ call: Call) async throws -> HTTPResponse {
-    let body = try call.body()
-    try body.allowOnly(["email", "username", "password", "name", "birthDate", "gender"])
-    let email = try body.string("email")
-    let username = try body.string("username")
-    let password = try body.string("password")
-    let name = try body.optionalString("name")
-    let birthDate = try body.optionalString("birthDate")
-    let gender = try body.optionalString("gender")
-    if let name, name.count > 100 {
-      throw Problem.invalidField("name", "must be at most 100 characters")
+    /// `POST /v1/auth/register` `{email, username, password, name?, birthDate?, gender?}` →
+    /// 201 `{user: Me, token, expiresAt}`.
+    func register(_ call: Call) async throws -> HTTPResponse {
+        let body = try call.body()
+        try body.allowOnly(["email", "username", "password", "name", "birthDate", "gender"])
+        let email = try body.string("email")
+        let username = try body.string("username")
+        let password = try body.string("password")
+        let name = try body.optionalString("name")
+        let birthDate = try body.optionalString("birthDate")
+        let gender = try body.optionalString("gender")
+        if let name, name.count > 100 {
+            throw Problem.invalidField("name", "must be at most 100 characters")
+        }
+        if let birthDate, !FieldRules.isBirthDate(birthDate) {
+            throw Problem.invalidField(
+                "birthDate", "must be a past date as YYYY-MM-DD", code: "invalid_birth_date")
+        }
+        if let gender, !FieldRules.genders.contains(gender) {
+            throw Problem.invalidField(
+                "gender", "must be female, male, custom or prefer_not_to_say", code: "invalid_gender")
+        }
+        let session = try await auth.call(
+            Auth.Register.self, .init(email: email, username: username, password: password))
+        let me = try await profile.call(
+            Profile.CreateProfile.self,
+            .init(identity: session.identity, name: name, birthDate: birthDate, gender: gender))
+        return reply(201, sessionReply(me, session.session))
     }
-    if let birthDate, !FieldRules.isBirthDate(birthDate) {
-      throw Problem.invalidField(
-        "birthDate", "must be a past date as YYYY-MM-DD", code: "invalid_birth_date")
+
+    /// `POST /v1/auth/login` `{login, password}` → `{user: Me, token, expiresAt}`.
+    func login(_ call: Call) async throws -> HTTPResponse {
+        let body = try call.body()
+        try body.allowOnly(["login", "password"])
+        let login = try body.string("login")
+        let password = try body.string("password")
+        let session = try await auth.call(Auth.Login.self, .init(login: login, password: password))
+        let me: Me
+        do {
+            me = try await profile.call(Profile.GetMe.self, .init(userId: session.identity.id))
+        } catch let error as ServiceError where error.status == 404 {
+            // Registered while ProfileService was down: create the profile now (idempotent).
+            me = try await profile.call(
+                Profile.CreateProfile.self,
+                .init(identity: session.identity, name: nil, birthDate: nil, gender: nil))
+        }
+        return reply(200, sessionReply(me, session.session))
     }
-    if let gender, !FieldRules.genders.contains(gender) {
-      throw Problem.invalidField(
-        "gender", "must be female, male, custom or prefer_not_to_say", code: "invalid_gender")
+
+    /// `POST /v1/auth/logout` `{allSessions?}` → `{loggedOut: true}`; drops cached tokens and
+    /// closes the sessions' streams.
+    func logout(_ call: Call) async throws -> HTTPResponse {
+        let body = try call.body()
+        try body.allowOnly(["allSessions"])
+        let all = try body.optionalBool("allSessions") ?? false
+        let result = try await auth.call(
+            Auth.Logout.self, .init(token: call.token ?? "", allSessions: all))
+        sessionsRevoked(result.revokedSessionIds + [call.session?.sessionId].compactMap { $0 })
+        return reply(200, ["loggedOut": true])
     }
-    let session = try await auth.call(
-      Auth.Register.self, .init(email: email, username: username, password: password))
-    let me = try await profile.call(
-      Profile.CreateProfile.self,
-      .init(identity: session.identity, name: name, birthDate: birthDate, gender: gender))
-    return reply(201, sessionReply(me, session.session))
-  }
 
-  /// `POST /v1/auth/login` `{login, password}` → `{user: Me, token, expiresAt}`.
-  func login(_ call: Call) async throws -> HTTPResponse {
-    let body = try call.body()
-    try body.allowOnly(["login", "password"])
-    let login = try body.string("login")
-    let password = try body.string("password")
-    let session = try await auth.call(Auth.Login.self, .init(login: login, password: password))
-    let me: Me
-    do {
-      me = try await profile.call(Profile.GetMe.self, .init(userId: session.identity.id))
-    } catch let error as ServiceError where error.status == 404 {
-      // Registered while ProfileService was down: create the profile now (idempotent).
-      me = try await profile.call(
-        Profile.CreateProfile.self,
-        .init(identity: session.identity, name: nil, birthDate: nil, gender: nil))
+    /// `GET /v1/me` → `Me`.
+    func getMe(_ call: Call) async throws -> HTTPResponse {
+        reply(200, Shapes.me(try await profile.call(Profile.GetMe.self, .init(userId: call.userId))))
     }
-    return reply(200, sessionReply(me, session.session))
-  }
 
-  /// `POST /v1/auth/logout` `{allSessions?}` → `{loggedOut: true}`; drops cached tokens and
-  /// closes the sessions' streams.
-  func logout(_ call: Call) async throws -> HTTPResponse {
-    let body = try call.body()
-    try body.allowOnly(["allSessions"])
-    let all = try body.optionalBool("allSessions") ?? false
-    let result = try await auth.call(
-      Auth.Logout.self, .init(token: call.token ?? "", allSessions: all))
-    sessionsRevoked(result.revokedSessionIds + [call.session?.sessionId].compactMap { $0 })
-    return reply(200, ["loggedOut": true])
-  }
-
-  /// `GET /v1/me` → `Me`.
-  func getMe(_ call: Call) async throws -> HTTPResponse {
-    reply(200, Shapes.me(try await profile.call(Profile.GetMe.self, .init(userId: call.userId))))
-  }
-
-  private func sessionReply(_ me: Me, _ session: Auth.Session) -> [String: Any] {
-    ["user": Shapes.me(me), "token": session.token, "expiresAt": session.expiresAt]
-  }
+    private func sessionReply(_ me: Me, _ session: Auth.Session) -> [String: Any] {
+        ["user": Shapes.me(me), "token": session.token, "expiresAt": session.expiresAt]
+    }
 }

@@ -3,119 +3,119 @@ import Shared
 
 /// The notifications screen and its live stream (NotificationService; actors from ProfileService).
 extension Gateway {
-  /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notify.list`,
-  /// then one `profile.users_by_ids` for the actors.
-  func listNotifications(_ call: Call) async throws -> HTTPResponse {
-    let page = try call.page()
-    let list = try await graph.call(
-      Graph.ListNotifications.self, .init(recipientId: call.userId, page: page))
-    let actors = try await usersById(list.items.map(\.actorId))
-    let items = list.items.compactMap { n in
-      actors[n.actorId].map { Shapes.notification(n, actor: $0) }
-    }
-    return reply(
-      200, Shapes.page(items, nextCursor: list.nextCursor, extra: ["unreadCount": list.unreadCount])
-    )
-  }
-
-  /// `POST /v1/notifications/read` `{upToSeq}` → `{unreadCount}`.
-  func markRead(_ call: Call) async throws -> HTTPResponse {
-    let body = try call.body()
-    try body.allowOnly(["upToSeq"])
-    let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // JSON-safe integers
-    let r = try await graph.call(
-      Graph.MarkRead.self, .init(recipientId: call.userId, upToSeq: upTo))
-    return reply(200, ["unreadCount": r.unreadCount])
-  }
-
-  /// `GET /v1/notifications/stream`: Server-Sent Events. With `Last-Event-ID` (or `?since=`),
-  /// first everything after that seq, then live events; without, live events only. A comment
-  /// line is sent at once and every `GATEWAY_SSE_HEARTBEAT_SECONDS`.
-  func openStream(_ call: Call) async throws -> HTTPResponse {
-    var after: Int64?
-    if let raw = call.request.header("last-event-id")?.trimmingCharacters(in: .whitespaces),
-      !raw.isEmpty
-    {
-      guard let v = Int64(raw), v >= 0 else {
-        throw Problem.invalidField("Last-Event-ID", "must be a notification seq")
-      }
-      after = v
-    } else if let raw = call.request.query["since"] {
-      guard let v = Int64(raw), v >= 0 else {
-        throw Problem.invalidField("since", "must be a non-negative integer")
-      }
-      after = v
-    }
-    let stream = EventStream(capacity: config.streamBufferBytes)
-    guard
-      let sub = hub.open(
-        userId: call.userId, sessionId: call.session?.sessionId ?? "", stream: stream,
-        afterSeq: after)
-    else {
-      throw Problem.serviceUnavailable("the gateway is stopping")
-    }
-    stream.append(Array(": connected\n\n".utf8))
-    if let after {
-      let userId = call.userId
-      Task { await self.sendBacklog(sub, userId: userId, after: after) }
-    }
-    return HTTPResponse(stream: stream)
-  }
-
-  /// Fetches everything after `after` in pages and writes it, then lets live events through.
-  /// On a service error the stream is closed (the client resumes with Last-Event-ID).
-  private func sendBacklog(_ sub: StreamHub.Subscription, userId: String, after: Int64) async {
-    var cursor = after
-    var items: [(seq: Int64, bytes: [UInt8])] = []
-    var bytes = 0
-    var complete = false
-    do {
-      while bytes < config.streamBufferBytes {
-        let page = try await graph.call(
-          Graph.NotificationsSince.self, .init(recipientId: userId, afterSeq: cursor, limit: 100))
-        let actors = try await usersById(page.items.map(\.actorId))
-        for n in page.items {
-          cursor = max(cursor, n.seq)
-          guard let actor = actors[n.actorId] else { continue }
-          let event = Shapes.sseEvent(n, actor: actor)
-          bytes += event.count
-          items.append((n.seq, event))
+    /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notify.list`,
+    /// then one `profile.users_by_ids` for the actors.
+    func listNotifications(_ call: Call) async throws -> HTTPResponse {
+        let page = try call.page()
+        let list = try await graph.call(
+            Graph.ListNotifications.self, .init(recipientId: call.userId, page: page))
+        let actors = try await usersById(list.items.map(\.actorId))
+        let items = list.items.compactMap { n in
+            actors[n.actorId].map { Shapes.notification(n, actor: $0) }
         }
-        if page.items.isEmpty || cursor >= page.headSeq {
-          complete = true
-          break
-        }
-      }
-    } catch {
-      logger.info("stream.backlog_failed", metadata: ["error": "\(error)"])
-      sub.finishBacklog(items, thenClose: true)
-      return
+        return reply(
+            200, Shapes.page(items, nextCursor: list.nextCursor, extra: ["unreadCount": list.unreadCount])
+        )
     }
-    // A backlog larger than the buffer is sent in part; the client resumes after it.
-    sub.finishBacklog(items, thenClose: !complete)
-  }
 
-  /// Handles `notify.created`: renders the event (one actor lookup) for the recipient's open
-  /// streams. If ProfileService cannot be reached the actor's last known profile is used, and
-  /// without one the recipient's streams are closed so their clients resume from the backlog;
-  /// nothing is lost.
-  func notificationCreated(_ event: Graph.NotificationCreated) async {
-    guard hub.hasStreams(event.recipientId) else { return }
-    let n = event.notification
-    let actor: PublicUser?
-    do {
-      actor = try await usersById([n.actorId])[n.actorId]
-    } catch {
-      // ProfileService unreachable: the last known profile of the actor will do for a live
-      // event; without one, close the streams so their clients resume from the backlog.
-      guard let known = recentUsers.withLock({ $0[n.actorId] }) else {
-        logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
-        hub.close(userId: event.recipientId)
-        return
-      }
-      actor = known
+    /// `POST /v1/notifications/read` `{upToSeq}` → `{unreadCount}`.
+    func markRead(_ call: Call) async throws -> HTTPResponse {
+        let body = try call.body()
+        try body.allowOnly(["upToSeq"])
+        let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // JSON-safe integers
+        let r = try await graph.call(
+            Graph.MarkRead.self, .init(recipientId: call.userId, upToSeq: upTo))
+        return reply(200, ["unreadCount": r.unreadCount])
     }
-    guard let actor else { return }
-    hub.deliver(to: event.recipientId, seq: n.seq, bytes: Shapes.sseEvent(n, actor: actor))
-  }
+
+    /// `GET /v1/notifications/stream`: Server-Sent Events. With `Last-Event-ID` (or `?since=`),
+    /// first everything after that seq, then live events; without, live events only. A comment
+    /// line is sent at once and every `GATEWAY_SSE_HEARTBEAT_SECONDS`.
+    func openStream(_ call: Call) async throws -> HTTPResponse {
+        var after: Int64?
+        if let raw = call.request.header("last-event-id")?.trimmingCharacters(in: .whitespaces),
+            !raw.isEmpty
+        {
+            guard let v = Int64(raw), v >= 0 else {
+                throw Problem.invalidField("Last-Event-ID", "must be a notification seq")
+            }
+            after = v
+        } else if let raw = call.request.query["since"] {
+            guard let v = Int64(raw), v >= 0 else {
+                throw Problem.invalidField("since", "must be a non-negative integer")
+            }
+            after = v
+        }
+        let stream = EventStream(capacity: config.streamBufferBytes)
+        guard
+            let sub = hub.open(
+                userId: call.userId, sessionId: call.session?.sessionId ?? "", stream: stream,
+                afterSeq: after)
+        else {
+            throw Problem.serviceUnavailable("the gateway is stopping")
+        }
+        stream.append(Array(": connected\n\n".utf8))
+        if let after {
+            let userId = call.userId
+            Task { await self.sendBacklog(sub, userId: userId, after: after) }
+        }
+        return HTTPResponse(stream: stream)
+    }
+
+    /// Fetches everything after `after` in pages and writes it, then lets live events through.
+    /// On a service error the stream is closed (the client resumes with Last-Event-ID).
+    private func sendBacklog(_ sub: StreamHub.Subscription, userId: String, after: Int64) async {
+        var cursor = after
+        var items: [(seq: Int64, bytes: [UInt8])] = []
+        var bytes = 0
+        var complete = false
+        do {
+            while bytes < config.streamBufferBytes {
+                let page = try await graph.call(
+                    Graph.NotificationsSince.self, .init(recipientId: userId, afterSeq: cursor, limit: 100))
+                let actors = try await usersById(page.items.map(\.actorId))
+                for n in page.items {
+                    cursor = max(cursor, n.seq)
+                    guard let actor = actors[n.actorId] else { continue }
+                    let event = Shapes.sseEvent(n, actor: actor)
+                    bytes += event.count
+                    items.append((n.seq, event))
+                }
+                if page.items.isEmpty || cursor >= page.headSeq {
+                    complete = true
+                    break
+                }
+            }
+        } catch {
+            logger.info("stream.backlog_failed", metadata: ["error": "\(error)"])
+            sub.finishBacklog(items, thenClose: true)
+            return
+        }
+        // A backlog larger than the buffer is sent in part; the client resumes after it.
+        sub.finishBacklog(items, thenClose: !complete)
+    }
+
+    /// Handles `notify.created`: renders the event (one actor lookup) for the recipient's open
+    /// streams. If ProfileService cannot be reached the actor's last known profile is used, and
+    /// without one the recipient's streams are closed so their clients resume from the backlog;
+    /// nothing is lost.
+    func notificationCreated(_ event: Graph.NotificationCreated) async {
+        guard hub.hasStreams(event.recipientId) else { return }
+        let n = event.notification
+        let actor: PublicUser?
+        do {
+            actor = try await usersById([n.actorId])[n.actorId]
+        } catch {
+            // ProfileService unreachable: the last known profile of the actor will do for a live
+            // event; without one, close the streams so their clients resume from the backlog.
+            guard let known = recentUsers.withLock({ $0[n.actorId] }) else {
+                logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
+                hub.close(userId: event.recipientId)
+                return
+            }
+            actor = known
+        }
+        guard let actor else { return }
+        hub.deliver(to: event.recipientId, seq: n.seq, bytes: Shapes.sseEvent(n, actor: actor))
+    }
 }

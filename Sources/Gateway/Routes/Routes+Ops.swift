@@ -3,84 +3,84 @@ import Shared
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.json`.
 extension Gateway {
-  /// `GET /healthz` → 200 `{"status": "ok"}` while the process runs.
-  func healthz(_ call: Call) -> HTTPResponse { reply(200, ["status": "ok"]) }
+    /// `GET /healthz` → 200 `{"status": "ok"}` while the process runs.
+    func healthz(_ call: Call) -> HTTPResponse { reply(200, ["status": "ok"]) }
 
-  /// `GET /readyz` → 200 `{"status": "ready", "services": {"auth": "up", ...}}` when every
-  /// service answers a ping within 1 s, else 503 with `"status": "not_ready"` and each state
-  /// (`up`, `down`, `timeout`).
-  func readyz(_ call: Call) async -> HTTPResponse {
-    async let a = ping(auth)
-    async let p = ping(profile)
-    async let g = ping(graph)
-    let states = await ["auth": a, "profile": p, "notification": g]
-    let ready = states.values.allSatisfy { $0 == "up" }
-    return reply(ready ? 200 : 503, ["status": ready ? "ready" : "not_ready", "services": states])
-  }
+    /// `GET /readyz` → 200 `{"status": "ready", "services": {"auth": "up", ...}}` when every
+    /// service answers a ping within 1 s, else 503 with `"status": "not_ready"` and each state
+    /// (`up`, `down`, `timeout`).
+    func readyz(_ call: Call) async -> HTTPResponse {
+        async let a = ping(auth)
+        async let p = ping(profile)
+        async let g = ping(graph)
+        let states = await ["auth": a, "profile": p, "notification": g]
+        let ready = states.values.allSatisfy { $0 == "up" }
+        return reply(ready ? 200 : 503, ["status": ready ? "ready" : "not_ready", "services": states])
+    }
 
-  /// Pings a service, retrying a connection that is not up yet until 1 s has passed.
-  private func ping(_ backend: Backend) async -> String {
-    let deadline = Timestamp.nowMs() + 1_000
-    while true {
-      let remaining = Int(deadline - Timestamp.nowMs())
-      guard remaining > 10 else { return "down" }
-      do {
-        _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: remaining)
-        return "up"
-      } catch let error as ServiceError where error.code == "service_timeout" {
-        return "timeout"
-      } catch let error as ServiceError where error.code == "service_unavailable" {
-        try? await Task.sleep(for: .milliseconds(50))
-      } catch {
-        return "down"
-      }
+    /// Pings a service, retrying a connection that is not up yet until 1 s has passed.
+    private func ping(_ backend: Backend) async -> String {
+        let deadline = Timestamp.nowMs() + 1_000
+        while true {
+            let remaining = Int(deadline - Timestamp.nowMs())
+            guard remaining > 10 else { return "down" }
+            do {
+                _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: remaining)
+                return "up"
+            } catch let error as ServiceError where error.code == "service_timeout" {
+                return "timeout"
+            } catch let error as ServiceError where error.code == "service_unavailable" {
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                return "down"
+            }
+        }
     }
-  }
 
-  /// `GET /metrics` → Prometheus text exposition: the gateway's own metrics, then each
-  /// service's counters from a ping (`service_up`, `service_uptime_seconds`,
-  /// `service_counter{service,name}`, `events_published_total{producer}`), asked concurrently
-  /// with a 500 ms deadline.
-  func metricsText(_ call: Call) async -> HTTPResponse {
-    async let a = counters(auth)
-    async let p = counters(profile)
-    async let g = counters(graph)
-    let replies = await [("auth", a), ("profile", p), ("notification", g)]
-    var text = metrics.render()
-    text += "# HELP service_up Whether the service answered a ping.\n# TYPE service_up gauge\n"
-    for (name, reply) in replies {
-      text += "service_up{service=\"\(name)\"} \(reply == nil ? 0 : 1)\n"
+    /// `GET /metrics` → Prometheus text exposition: the gateway's own metrics, then each
+    /// service's counters from a ping (`service_up`, `service_uptime_seconds`,
+    /// `service_counter{service,name}`, `events_published_total{producer}`), asked concurrently
+    /// with a 500 ms deadline.
+    func metricsText(_ call: Call) async -> HTTPResponse {
+        async let a = counters(auth)
+        async let p = counters(profile)
+        async let g = counters(graph)
+        let replies = await [("auth", a), ("profile", p), ("notification", g)]
+        var text = metrics.render()
+        text += "# HELP service_up Whether the service answered a ping.\n# TYPE service_up gauge\n"
+        for (name, reply) in replies {
+            text += "service_up{service=\"\(name)\"} \(reply == nil ? 0 : 1)\n"
+        }
+        text += "# HELP service_uptime_seconds Service uptime.\n# TYPE service_uptime_seconds gauge\n"
+        for (name, reply) in replies {
+            if let reply {
+                text += "service_uptime_seconds{service=\"\(name)\"} \(Double(reply.uptimeMs) / 1000)\n"
+            }
+        }
+        text += "# HELP events_published_total Events published by each producer.\n"
+        text += "# TYPE events_published_total counter\n"
+        for (name, reply) in replies {
+            if let reply {
+                text +=
+                    "events_published_total{producer=\"\(name)\"} \(reply.counters["events.published"] ?? 0)\n"
+            }
+        }
+        text += "# HELP service_counter A service's own counters (requests by type, errors, events).\n"
+        text += "# TYPE service_counter counter\n"
+        for (name, reply) in replies {
+            for (key, value) in (reply?.counters ?? [:]).sorted(by: { $0.key < $1.key }) {
+                text += "service_counter{service=\"\(name)\",name=\"\(key)\"} \(value)\n"
+            }
+        }
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+            body: Array(text.utf8))
     }
-    text += "# HELP service_uptime_seconds Service uptime.\n# TYPE service_uptime_seconds gauge\n"
-    for (name, reply) in replies {
-      if let reply {
-        text += "service_uptime_seconds{service=\"\(name)\"} \(Double(reply.uptimeMs) / 1000)\n"
-      }
-    }
-    text += "# HELP events_published_total Events published by each producer.\n"
-    text += "# TYPE events_published_total counter\n"
-    for (name, reply) in replies {
-      if let reply {
-        text +=
-          "events_published_total{producer=\"\(name)\"} \(reply.counters["events.published"] ?? 0)\n"
-      }
-    }
-    text += "# HELP service_counter A service's own counters (requests by type, errors, events).\n"
-    text += "# TYPE service_counter counter\n"
-    for (name, reply) in replies {
-      for (key, value) in (reply?.counters ?? [:]).sorted(by: { $0.key < $1.key }) {
-        text += "service_counter{service=\"\(name)\",name=\"\(key)\"} \(value)\n"
-      }
-    }
-    return HTTPResponse(
-      status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-      body: Array(text.utf8))
-  }
 
-  private func counters(_ backend: Backend) async -> Ops.Ping.Reply? {
-    try? await backend.call(Ops.Ping.self, Empty(), timeoutMs: 500)
-  }
+    private func counters(_ backend: Backend) async -> Ops.Ping.Reply? {
+        try? await backend.call(Ops.Ping.self, Empty(), timeoutMs: 500)
+    }
 
-  /// `GET /openapi.json` → the OpenAPI 3.1 document.
-  func openAPI(_ call: Call) -> HTTPResponse { .json(200, Array(OpenAPI.document().utf8)) }
+    /// `GET /openapi.json` → the OpenAPI 3.1 document.
+    func openAPI(_ call: Call) -> HTTPResponse { .json(200, Array(OpenAPI.document().utf8)) }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-  import Glibc
+    import Glibc
 #endif
 
 /// Raises the open-file limit (`RLIMIT_NOFILE`) toward `wanted`, within the hard limit, so
@@ -7,13 +7,13 @@
 /// - Returns: the soft limit now in force.
 @discardableResult
 func raiseOpenFileLimit(to wanted: Int) -> Int {
-  var limit = rlimit()
-  guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
-  let target = min(rlim_t(wanted), limit.rlim_max)
-  if limit.rlim_cur < target {
-    limit.rlim_cur = target
-    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-    _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
-  }
-  return Int(limit.rlim_cur)
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+    let target = min(rlim_t(wanted), limit.rlim_max)
+    if limit.rlim_cur < target {
+        limit.rlim_cur = target
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return Int(limit.rlim_cur)
 }

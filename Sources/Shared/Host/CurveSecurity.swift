@@ -40,7 +40,8 @@ public enum CurveSecurity {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let (pub, sec) = try generateKeyPair()
         let keyPath = "\(directory)/\(name).key"
-        _ = FileManager.default.createFile(atPath: keyPath, contents: Data((sec + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(
+            atPath: keyPath, contents: Data((sec + "\n").utf8), attributes: [.posixPermissions: 0o600])
         try (pub + "\n").write(toFile: "\(directory)/\(name).pub", atomically: true, encoding: .utf8)
     }
 
@@ -82,7 +83,8 @@ public enum CurveSecurity {
             configureClient: { socket, service in
                 guard let serverKey = serverKeys[service] else {
                     throw ConfigurationError(
-                        variable: "CURVE_PUBLIC_KEYS_DIR", value: keysDir, expected: "a file \(service).pub with the server's key")
+                        variable: "CURVE_PUBLIC_KEYS_DIR", value: keysDir, expected: "a file \(service).pub with the server's key"
+                    )
                 }
                 try socket.set(ZMQ_CURVE_SERVERKEY, bytes: Array(serverKey.utf8) + [0])
                 try socket.set(ZMQ_CURVE_PUBLICKEY, bytes: Array(ownPublic.utf8) + [0])

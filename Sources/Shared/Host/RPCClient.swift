@@ -100,7 +100,9 @@ public final class RPCClient: Sendable {
             let id = RandomID.make()
             let envelope = RequestEnvelope(id: id, type: R.type, deadline: deadline, trace: trace, body: request)
             let bytes: [UInt8]
-            do { bytes = try WireJSON.encode(envelope) } catch { throw ServiceError.internal("cannot encode \(R.type): \(error)") }
+            do { bytes = try WireJSON.encode(envelope) } catch {
+                throw ServiceError.internal("cannot encode \(R.type): \(error)")
+            }
             let outcome = await send(id: id, bytes: bytes, deadline: deadline)
             let now = Timestamp.nowMs()
             switch outcome {
@@ -116,7 +118,9 @@ public final class RPCClient: Sendable {
             case .timedOut:
                 throw ServiceError.timeout(service)
             case .notSent:
-                guard now + backoffMs < min(deadline, start + unsentRetryBudgetMs) else { throw ServiceError.unavailable(service) }
+                guard now + backoffMs < min(deadline, start + unsentRetryBudgetMs) else {
+                    throw ServiceError.unavailable(service)
+                }
             case .disconnected:
                 guard R.isIdempotent, now + backoffMs < deadline else { throw ServiceError.unavailable(service) }
             }

@@ -57,13 +57,13 @@ public struct ServiceGroup: Sendable {
             do {
                 try await group.next()
                 group.cancelAll()
-                while let _ = try? await group.next() {}
+                while (try? await group.next()) != nil {}
             } catch is CancellationError {
                 group.cancelAll()
-                while let _ = try? await group.next() {}
+                while (try? await group.next()) != nil {}
             } catch {
                 group.cancelAll()
-                while let _ = try? await group.next() {}
+                while (try? await group.next()) != nil {}
                 throw error
             }
             continuation.finish()

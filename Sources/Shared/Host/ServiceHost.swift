@@ -72,12 +72,14 @@ public final class ServiceHost: Sendable {
             do {
                 let request = try WireJSON.decode(RequestEnvelope<R.Request>.self, from: bytes)
                 do {
-                    reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: try await handler(request.body, context), error: nil)
+                    reply = ReplyEnvelope(
+                        id: context.correlationId, type: context.type, body: try await handler(request.body, context), error: nil)
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
                 } catch {
                     logger.error("request.failed", metadata: ["type": context.type, "error": "\(error)", "trace": context.trace])
-                    reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: .internal("internal error"))
+                    reply = ReplyEnvelope(
+                        id: context.correlationId, type: context.type, body: nil, error: .internal("internal error"))
                 }
             } catch {
                 reply = ReplyEnvelope(
@@ -240,7 +242,8 @@ public final class ServiceHost: Sendable {
             return
         }
         guard header.v == wireVersion else {
-            reply(header.id, header.type, .badRequest("unsupported_version", "envelope version \(header.v) is not \(wireVersion)"))
+            reply(
+                header.id, header.type, .badRequest("unsupported_version", "envelope version \(header.v) is not \(wireVersion)"))
             return
         }
         if stopping {
@@ -248,7 +251,9 @@ public final class ServiceHost: Sendable {
             return
         }
         if header.deadline < Timestamp.nowMs() {
-            reply(header.id, header.type, ServiceError(code: "deadline_exceeded", message: "deadline passed before handling", status: 504))
+            reply(
+                header.id, header.type,
+                ServiceError(code: "deadline_exceeded", message: "deadline passed before handling", status: 504))
             return
         }
         count("requests.\(header.type)")

@@ -141,7 +141,9 @@ public final class Database: @unchecked Sendable {
         let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
         return try await withCheckedThrowingContinuation { continuation in
             readers[index].1.async {
-                do { continuation.resume(returning: try body(self.readers[index].0)) } catch { continuation.resume(throwing: error) }
+                do { continuation.resume(returning: try body(self.readers[index].0)) } catch {
+                    continuation.resume(throwing: error)
+                }
             }
         }
     }

@@ -7,7 +7,8 @@ import Synchronization
 /// Messages are short fixed strings; metadata keys are dot-separated. Never log secrets.
 public struct Logger: Sendable {
     public enum Level: Int, Sendable, Comparable {
-        case debug = 0, info, warning, error
+        case debug = 0
+        case info, warning, error
         public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
         var name: String { ["debug", "info", "warning", "error"][rawValue] }
     }

@@ -1,4 +1,5 @@
 import CZMQ
+
 #if canImport(Glibc)
     import Glibc
 #endif

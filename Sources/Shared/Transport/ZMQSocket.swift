@@ -6,8 +6,17 @@ import CZMQ
 
 /// The libzmq socket types this project uses.
 public enum ZMQSocketType: Int32, Sendable {
-    case pair = 0, pub = 1, sub = 2, req = 3, rep = 4, dealer = 5, router = 6, pull = 7, push = 8
-    case xpub = 9, xsub = 10
+    case pair = 0
+    case pub = 1
+    case sub = 2
+    case req = 3
+    case rep = 4
+    case dealer = 5
+    case router = 6
+    case pull = 7
+    case push = 8
+    case xpub = 9
+    case xsub = 10
 }
 
 /// A libzmq socket: the only owner of its handle.
