@@ -89,4 +89,28 @@ struct OutboxAndSubscriberTests {
         let seqs = try await consumerDB.read { try $0.query("SELECT seq FROM applied ORDER BY seq").map { $0.int(0) } }
         #expect(seqs == Array(1...50))
     }
+
+    @Test func writesWhoseCallerGaveUpAreNotApplied() async throws {
+        let dir = NSTemporaryDirectory() + "outbox-\(RandomID.make())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let context = ZMQContext()
+        let db = try Database(path: "\(dir)/p.sqlite", producer: "p", migrations: [])
+        let host = try makeTestHost(context: context, database: db)
+        defer { host.stop() }
+        let client = try RPCClient(
+            service: "p", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        // The writer is busy for 1.5 s; an emit with a 300 ms deadline queues behind it.
+        async let hold: Empty = client.call(TestRPC.HoldWriter.self, .init(ms: 1_500), timeoutMs: 10_000)
+        while (host.counterSnapshot()["requests.test.hold_writer"] ?? 0) < 1 { await Task.yield() }
+        await #expect(throws: ServiceError.self) {
+            _ = try await client.call(TestRPC.Emit.self, .init(count: 5), timeoutMs: 300)
+        }
+        _ = try await hold
+        // Once the writer is free, the abandoned emit is skipped rather than applied late.
+        _ = try await client.call(TestRPC.Emit.self, .init(count: 1), timeoutMs: 5_000)
+        let (head, _) = try await db.outbox(after: 0, limit: 0)
+        #expect(head == 1)
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Shared
 
 /// Message types used only by the foundation tests.
@@ -26,6 +27,14 @@ enum TestRPC {
         typealias Reply = Empty
     }
 
+    /// Holds the database writer for `ms` milliseconds (to build a queue behind it).
+    enum HoldWriter: RPC {
+        static let type = "test.hold_writer"
+        static let isIdempotent = false
+        struct Request: Codable, Sendable { var ms: Int }
+        typealias Reply = Empty
+    }
+
     struct Happened: Event {
         static let type = "test.happened"
         var n: Int
@@ -47,6 +56,10 @@ func makeTestHost(context: ZMQContext, database: Database? = nil, rpc: String = 
             try await database.write { tx in
                 for i in 0..<request.count { try tx.emit(TestRPC.Happened(n: i)) }
             }
+            return Empty()
+        }
+        host.on(TestRPC.HoldWriter.self) { request, _ in
+            try await database.write { _ in Thread.sleep(forTimeInterval: Double(request.ms) / 1_000) }
             return Empty()
         }
     }

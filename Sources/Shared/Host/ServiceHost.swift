@@ -73,7 +73,10 @@ public final class ServiceHost: Sendable {
                 let request = try WireJSON.decode(RequestEnvelope<R.Request>.self, from: bytes)
                 do {
                     reply = ReplyEnvelope(
-                        id: context.correlationId, type: context.type, body: try await handler(request.body, context), error: nil)
+                        id: context.correlationId, type: context.type,
+                        body: try await RequestDeadline.$current.withValue(context.deadline) {
+                            try await handler(request.body, context)
+                        }, error: nil)
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
                 } catch {

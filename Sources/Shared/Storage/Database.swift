@@ -117,10 +117,19 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` in a write transaction on the writer queue; events it emits are handed to the
     /// publisher after the commit, in sequence order.
-    /// - Throws: whatever `body` throws (the transaction is rolled back), or `SQLiteError`.
+    /// - Throws: whatever `body` throws (the transaction is rolled back), `SQLiteError`, or 504
+    ///   `deadline_exceeded` when called inside a request (`RequestDeadline.current`) whose
+    ///   deadline passed before the writer queue reached it (nothing is written then).
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
+        let deadline = RequestDeadline.current
+        return try await withCheckedThrowingContinuation { continuation in
             writeQueue.async {
+                if let deadline, Timestamp.nowMs() > deadline {
+                    continuation.resume(
+                        throwing: ServiceError(
+                            code: "deadline_exceeded", message: "deadline passed while waiting for the database", status: 504))
+                    return
+                }
                 let tx = Transaction(connection: self.writer, producer: self.producer)
                 do {
                     let result = try self.writer.transaction { try body(tx) }
