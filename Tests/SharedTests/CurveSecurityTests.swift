@@ -36,7 +36,7 @@ struct CurveSecurityTests {
             service: "test", endpoint: endpoint, context: clientContext, logger: logger, security: clientSecurity)
         defer { good.shutdown() }
         try await waitUntilConnected(good)
-        #expect(try await good.call(TestRPC.Echo.self, .init(text: "secret")).text == "secret")
+        #expect(try await good.call(TestRPC.Echo.self, .init(text: "secret"), timeoutMs: 10_000).text == "secret")
 
         // A key the server does not know: the handshake is refused, so nothing can be sent.
         let intruderContext = ZMQContext()

@@ -16,10 +16,10 @@ struct HostAndClientTests {
             service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
-        let reply = try await client.call(TestRPC.Echo.self, .init(text: "hello"))
+        let reply = try await client.call(TestRPC.Echo.self, .init(text: "hello"), timeoutMs: 10_000)
         #expect(reply.text == "hello")
         await #expect(throws: ServiceError.conflict("already_there", "it exists")) {
-            try await client.call(TestRPC.Fail.self, Empty())
+            try await client.call(TestRPC.Fail.self, Empty(), timeoutMs: 10_000)
         }
     }
 
@@ -32,14 +32,14 @@ struct HostAndClientTests {
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         do {
-            _ = try await client.call(Auth.Login.self, .init(login: "a", password: "b"))
+            _ = try await client.call(Auth.Login.self, .init(login: "a", password: "b"), timeoutMs: 10_000)
             Issue.record("expected unknown_type")
         } catch let e as ServiceError {
             #expect(e.code == "unknown_type" && e.status == 400)
         }
         // The echo handler gets a body of the wrong shape.
         do {
-            _ = try await client.call(WrongShapeEcho.self, .init(other: 1))
+            _ = try await client.call(WrongShapeEcho.self, .init(other: 1), timeoutMs: 10_000)
             Issue.record("expected malformed_body")
         } catch let e as ServiceError {
             #expect(e.code == "malformed_body")
@@ -74,7 +74,7 @@ struct HostAndClientTests {
         let client = try RPCClient(service: "test", endpoint: endpoint, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
-        #expect(try await client.call(TestRPC.Echo.self, .init(text: "still here")).text == "still here")
+        #expect(try await client.call(TestRPC.Echo.self, .init(text: "still here"), timeoutMs: 10_000).text == "still here")
     }
 
     @Test func aSlowHandlerDoesNotDelayAFastOne() async throws {
@@ -146,7 +146,7 @@ struct HostAndClientTests {
             #expect(e.code == "service_timeout" && e.status == 504)
         }
         // A lost reply wedges nothing: the next call works.
-        #expect(try await slow.call(TestRPC.Echo.self, .init(text: "after")).text == "after")
+        #expect(try await slow.call(TestRPC.Echo.self, .init(text: "after"), timeoutMs: 10_000).text == "after")
     }
 
     @Test func clientSurvivesTheServiceRestarting() async throws {
@@ -156,7 +156,7 @@ struct HostAndClientTests {
         let client = try RPCClient(service: "test", endpoint: endpoint, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
-        #expect(try await client.call(TestRPC.Echo.self, .init(text: "one")).text == "one")
+        #expect(try await client.call(TestRPC.Echo.self, .init(text: "one"), timeoutMs: 10_000).text == "one")
         host.stop()
         await host.run()  // returns once the socket thread has closed its sockets
         do {
@@ -168,7 +168,7 @@ struct HostAndClientTests {
         host = try makeTestHost(context: context, rpc: endpoint)
         defer { host.stop() }
         try await waitUntilConnected(client)
-        #expect(try await client.call(TestRPC.Echo.self, .init(text: "two")).text == "two")
+        #expect(try await client.call(TestRPC.Echo.self, .init(text: "two"), timeoutMs: 10_000).text == "two")
     }
 
     @Test func stopAnswersInFlightRequestsInsteadOfLeavingThemHanging() async throws {
@@ -203,8 +203,8 @@ struct HostAndClientTests {
             service: "test", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger)
         defer { client.shutdown() }
         try await waitUntilConnected(client)
-        _ = try await client.call(TestRPC.Echo.self, .init(text: "x"))
-        let ping = try await client.call(Ops.Ping.self, Empty())
+        _ = try await client.call(TestRPC.Echo.self, .init(text: "x"), timeoutMs: 10_000)
+        let ping = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 10_000)
         #expect(ping.service == "test")
         #expect(ping.counters["requests.test.echo"] == 1)
     }

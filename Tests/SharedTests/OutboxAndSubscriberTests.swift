@@ -34,7 +34,7 @@ struct OutboxAndSubscriberTests {
         defer { client.shutdown() }
         try await waitUntilConnected(client)
         // 50 events published before anyone subscribes: PUB/SUB alone would lose them all.
-        _ = try await client.call(TestRPC.Emit.self, .init(count: 50))
+        _ = try await client.call(TestRPC.Emit.self, .init(count: 50), timeoutMs: 10_000)
         let collected = Collected()
         let subscriber = EventSubscriber(
             producer: "p", eventsEndpoint: endpoints.events, context: context, replay: client, logger: logger,
@@ -43,7 +43,7 @@ struct OutboxAndSubscriberTests {
         defer { task.cancel() }
         await collected.wait(for: 50)
         // Then live events, in many transactions.
-        for _ in 0..<10 { _ = try await client.call(TestRPC.Emit.self, .init(count: 25)) }
+        for _ in 0..<10 { _ = try await client.call(TestRPC.Emit.self, .init(count: 25), timeoutMs: 10_000) }
         await collected.wait(for: 300)
         #expect(await collected.seqs == Array(1...300))
     }
@@ -81,10 +81,10 @@ struct OutboxAndSubscriberTests {
             task.cancel()
             _ = await task.result
         }
-        _ = try await client.call(TestRPC.Emit.self, .init(count: 20))
+        _ = try await client.call(TestRPC.Emit.self, .init(count: 20), timeoutMs: 10_000)
         try await runSubscriber(until: 20)
         // Events while the subscriber is away, then it comes back.
-        _ = try await client.call(TestRPC.Emit.self, .init(count: 30))
+        _ = try await client.call(TestRPC.Emit.self, .init(count: 30), timeoutMs: 10_000)
         try await runSubscriber(until: 50)
         let seqs = try await consumerDB.read { try $0.query("SELECT seq FROM applied ORDER BY seq").map { $0.int(0) } }
         #expect(seqs == Array(1...50))

@@ -66,11 +66,12 @@ public final class Cluster: @unchecked Sendable {
     /// SIGKILL, wait.
     public func kill(_ service: String) { processes[service]?.kill() }
 
-    /// An RPC client to a started service.
+    /// An RPC client to a started service. Calls that name no deadline get 10 s: these tests
+    /// check behaviour, not speed, on shared machines where a busy moment can take seconds.
     public func client(_ service: String, context: ZMQContext) throws -> RPCClient {
         try RPCClient(
             service: service, endpoint: endpoints[service]!["rpc"]!, context: context,
-            logger: Logger(service: "test", minimum: .error))
+            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 10_000)
     }
 
     /// The gateway's HTTP port.

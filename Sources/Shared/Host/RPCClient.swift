@@ -24,6 +24,8 @@ public final class RPCClient: Sendable {
     private let stopped = Atomic<Bool>(false)
     /// How long a request that could not be sent keeps retrying before `service_unavailable`, in ms.
     public let unsentRetryBudgetMs: Int64
+    /// The deadline of a call that names none, relative to the call, in ms.
+    public let defaultTimeoutMs: Int
 
     private struct Pending {
         var continuation: CheckedContinuation<Outcome, Never>
@@ -46,10 +48,11 @@ public final class RPCClient: Sendable {
     /// - Parameters:
     ///   - endpoint: the service's ROUTER, e.g. `tcp://127.0.0.1:5551`.
     ///   - unsentRetryBudgetMs: see the property.
+    ///   - defaultTimeoutMs: see the property (2 s: the gateway's per-request budget).
     /// - Throws: `ZMQError` when the socket cannot be created or the endpoint is invalid.
     public init(
         service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
-        unsentRetryBudgetMs: Int64 = 300
+        unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000
     ) throws {
         self.service = service
         self.endpoint = endpoint
@@ -57,6 +60,7 @@ public final class RPCClient: Sendable {
         self.logger = logger
         self.security = security
         self.unsentRetryBudgetMs = unsentRetryBudgetMs
+        self.defaultTimeoutMs = defaultTimeoutMs
         let dealer = try ZMQSocket(context, .dealer)
         try SocketDefaults.apply(dealer)
         try dealer.set(ZMQ_IMMEDIATE, 1)  // queue only to completed connections: EAGAIN means "down"
@@ -84,16 +88,17 @@ public final class RPCClient: Sendable {
 
     /// Sends one request and waits for its reply.
     /// - Parameters:
-    ///   - timeoutMs: the deadline, relative to now, in ms (carried in the envelope).
+    ///   - timeoutMs: the deadline, relative to now, in ms (carried in the envelope); nil for
+    ///     `defaultTimeoutMs`.
     ///   - trace: the trace id to carry (a new one when nil).
     /// - Returns: the reply body.
     /// - Throws: `ServiceError`: the service's own error, or `service_unavailable` (503),
     ///   `service_timeout` (504), `internal_error` for a reply that does not decode.
-    public func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int = 2_000, trace: String? = nil) async throws
+    public func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int? = nil, trace: String? = nil) async throws
         -> R.Reply
     {
         let start = Timestamp.nowMs()
-        let deadline = start + Int64(timeoutMs)
+        let deadline = start + Int64(timeoutMs ?? defaultTimeoutMs)
         let trace = trace ?? RandomID.make()
         var backoffMs: Int64 = 10
         while true {
