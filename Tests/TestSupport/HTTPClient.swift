@@ -49,8 +49,14 @@ public struct HTTPClient: Sendable {
         var data: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = recv(fd, &buf, buf.count, 0)
-            if n <= 0 { break }
+            let n = receiveSome(fd, &buf)
+            if n == 0 { break }
+            if n < 0 {
+                let e = errno
+                throw TestSupportError(
+                    "recv failed after \(data.count) bytes: errno \(e)\(e == EAGAIN ? " (no reply within \(timeoutSeconds) s)" : "")"
+                )
+            }
             data.append(contentsOf: buf[0..<n])
         }
         return try parseResponse(data)
@@ -69,6 +75,17 @@ func connectSocket(host: String, port: Int, timeoutSeconds: Int) throws -> Int32
     let rc = withUnsafePointer(to: &addr) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
+    if rc != 0 && errno == EINTR {
+        // The connection goes on in the background; wait for it and read its outcome.
+        var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        while poll(&p, 1, Int32(timeoutSeconds * 1_000)) < 0 && errno == EINTR {}
+        var error: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+        if error == 0 && p.revents & Int16(POLLOUT) != 0 { return fd }
+        close(fd)
+        throw TestSupportError("connect to \(host):\(port) failed: errno \(error)")
+    }
     if rc != 0 {
         close(fd)
         throw TestSupportError("connect to \(host):\(port) failed: errno \(errno)")
@@ -80,8 +97,22 @@ func sendAll(_ fd: Int32, _ bytes: [UInt8]) throws {
     var off = 0
     while off < bytes.count {
         let n = bytes[off...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if n < 0 && errno == EINTR { continue }
         if n <= 0 { throw TestSupportError("send failed: errno \(errno)") }
         off += n
+    }
+}
+
+/// `recv` into `buf`, retried when a signal interrupts it (with `SO_RCVTIMEO` set, Linux fails
+/// an interrupted `recv` with EINTR even under `SA_RESTART`, signal(7)). Callers tell a receive
+/// timeout (EAGAIN) from a closed connection instead of reading both as an empty reply.
+/// - Returns: bytes received, 0 at end of stream, -1 on any other error (`errno` says which;
+///   EAGAIN when the receive timeout passed).
+func receiveSome(_ fd: Int32, _ buf: inout [UInt8]) -> Int {
+    while true {
+        let n = recv(fd, &buf, buf.count, 0)
+        if n < 0 && errno == EINTR { continue }
+        return n
     }
 }
 

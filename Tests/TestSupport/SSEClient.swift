@@ -39,7 +39,7 @@ public final class SSEClient: Sendable {
             var buf = [UInt8](repeating: 0, count: 16384)
             var current: (id: String?, event: String?, data: [String]) = (nil, nil, [])
             while true {
-                let n = recv(fd, &buf, buf.count, 0)
+                let n = receiveSome(fd, &buf)
                 if n <= 0 { break }
                 raw.append(contentsOf: buf[0..<n])
                 if !headerDone {

@@ -60,7 +60,8 @@ public struct Row: Sendable {
     public func bool(_ i: Int) -> Bool { values[i].bool }
 }
 
-private let SQLITE_TRANSIENT_PTR = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// SQLITE_TRANSIENT ((sqlite3_destructor_type)-1): SQLite copies bound text and blobs before returning.
+private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// One SQLite connection with a prepared-statement cache. Not thread-safe: `Database` confines
 /// each connection to one dispatch queue.
@@ -138,9 +139,9 @@ public final class SQLiteConnection {
             case .null: rc = sqlite3_bind_null(stmt, idx)
             case .int(let v): rc = sqlite3_bind_int64(stmt, idx, v)
             case .double(let v): rc = sqlite3_bind_double(stmt, idx, v)
-            case .text(let v): rc = sqlite3_bind_text(stmt, idx, v, -1, SQLITE_TRANSIENT_PTR)
+            case .text(let v): rc = sqlite3_bind_text(stmt, idx, v, -1, sqliteTransient)
             case .blob(let v):
-                rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT_PTR) }
+                rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress, Int32($0.count), sqliteTransient) }
             }
             if rc != SQLITE_OK { throw error(rc, sql) }
         }
