@@ -31,7 +31,10 @@ await runtime.runStandard(
         context: runtime.context,
         replay: profileClient, logger: runtime.logger, security: runtime.security,
         startAfter: { try await cursor(ProfileEvents.producer) },
-        deliver: { event in try await profileEvents.deliver(event) })
+        deliver: { event in try await profileEvents.deliver(event) },
+        deliverBatch: { events in try await profileEvents.deliverBatch(events) })
+    host.addCounters { authSubscriber.counters() }
+    host.addCounters { profileSubscriber.counters() }
     return [
         ServiceClosure { try await authSubscriber.run() },
         ServiceClosure { try await profileSubscriber.run() },

@@ -11,5 +11,6 @@ await runtime.runStandard(
         settings: SettingsConfig(env: runtime.env), logger: runtime.logger)
     service.register(on: host)
     let subscriber = AuthEvents.subscriber(runtime: runtime, database: database, auth: auth)
+    host.addCounters { subscriber.counters() }
     return [ServiceClosure { try await subscriber.run() }]
 }

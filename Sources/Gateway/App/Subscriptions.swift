@@ -15,7 +15,18 @@ extension Gateway {
             deliver: { [unowned self] event in
                 self.metrics.eventReceived(producer: "notification")
                 guard event.header.type == Graph.NotificationCreated.type else { return }
-                await self.notificationCreated(try event.decode(Graph.NotificationCreated.self))
+                await self.notificationsCreated([try event.decode(Graph.NotificationCreated.self)])
+            },
+            deliverBatch: { [unowned self] events in
+                // Events that arrived together: one ProfileService call enriches them all.
+                var created: [Graph.NotificationCreated] = []
+                for event in events {
+                    self.metrics.eventReceived(producer: "notification")
+                    guard event.header.type == Graph.NotificationCreated.type else { continue }
+                    created.append(try event.decode(Graph.NotificationCreated.self))
+                }
+                await self.notificationsCreated(created)
+                return events.count
             })
         let sessions = EventSubscriber(
             producer: "auth", eventsEndpoint: ServiceEndpoints.auth(env).events, context: runtime.context,

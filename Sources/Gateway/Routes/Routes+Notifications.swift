@@ -95,27 +95,34 @@ extension Gateway {
         sub.finishBacklog(items, thenClose: !complete)
     }
 
-    /// Handles `notify.created`: renders the event (one actor lookup) for the recipient's open
-    /// streams. If ProfileService cannot be reached the actor's last known profile is used, and
-    /// without one the recipient's streams are closed so their clients resume from the backlog;
-    /// nothing is lost.
-    func notificationCreated(_ event: Graph.NotificationCreated) async {
-        guard hub.hasStreams(event.recipientId) else { return }
-        let n = event.notification
-        let actor: PublicUser?
+    /// Live delivery of notifications (in seq order) to the recipients' open streams, each
+    /// with its actor's public profile: one `profile.users_by_ids` call for all the actors.
+    /// When ProfileService cannot answer, the last known profile of an actor is used; a
+    /// recipient whose event cannot be enriched has its streams closed, so the client resumes
+    /// from the backlog (`Last-Event-ID`) and nothing is lost.
+    func notificationsCreated(_ events: [Graph.NotificationCreated]) async {
+        let live = events.filter { hub.hasStreams($0.recipientId) }
+        if live.isEmpty { return }
+        let actorIds = live.map(\.notification.actorId)
+        let actors: [String: PublicUser]
+        var lookupFailed = false
         do {
-            actor = try await usersById([n.actorId])[n.actorId]
+            actors = try await usersById(actorIds)
         } catch {
-            // ProfileService unreachable: the last known profile of the actor will do for a live
-            // event; without one, close the streams so their clients resume from the backlog.
-            guard let known = recentUsers.withLock({ $0[n.actorId] }) else {
-                logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
-                hub.close(userId: event.recipientId)
-                return
+            lookupFailed = true
+            logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
+            actors = recentUsers.withLock { cache in
+                Dictionary(actorIds.compactMap { id in cache[id].map { (id, $0) } }, uniquingKeysWith: { a, _ in a })
             }
-            actor = known
         }
-        guard let actor else { return }
-        hub.deliver(to: event.recipientId, seq: n.seq, bytes: Shapes.sseEvent(n, actor: actor))
+        for event in live {
+            let n = event.notification
+            guard let actor = actors[n.actorId] else {
+                // Unknown to ProfileService: nothing to show. Unreachable: resume from the backlog.
+                if lookupFailed { hub.close(userId: event.recipientId) }
+                continue
+            }
+            hub.deliver(to: event.recipientId, seq: n.seq, bytes: Shapes.sseEvent(n, actor: actor))
+        }
     }
 }

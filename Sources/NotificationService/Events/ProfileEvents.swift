@@ -18,57 +18,90 @@ struct ProfileEvents: Sendable {
     func deliver(_ event: ReceivedEvent) async throws {
         let seq = event.header.seq
         let producer = Self.producer
-        switch event.header.type {
-        case Profile.PostLiked.type:
-            let e = try event.decode(Profile.PostLiked.self)
-            try await notifyOne(actorId: e.userId, seq: seq) { actor in
-                NewNotification(
-                    recipientId: e.ownerId, actorId: e.userId, type: "like", objectId: e.postId,
-                    text: "\(actor) liked your photo.",
-                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: event.header.time)
-            }
-        case Profile.PostCommented.type:
-            let e = try event.decode(Profile.PostCommented.self)
-            try await notifyOne(actorId: e.userId, seq: seq) { actor in
-                NewNotification(
-                    recipientId: e.ownerId, actorId: e.userId, type: "comment", objectId: e.commentId,
-                    text: "\(actor) commented: \(e.text)",
-                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: event.header.time)
-            }
-        case Profile.PostCreated.type:
-            try await postCreated(
-                try event.decode(Profile.PostCreated.self), seq: seq, time: event.header.time)
-        case Profile.PostDeleted.type:
-            let e = try event.decode(Profile.PostDeleted.self)
-            try await database.write { tx in
-                _ = try NotificationStore.deleteAbout(postId: e.postId, in: tx)
-                try tx.setCursor(seq, for: producer)
-            }
-        default:
-            try await database.write { tx in try tx.setCursor(seq, for: producer) }
+        if event.header.type == Profile.PostCreated.type {
+            try await postCreated(try event.decode(Profile.PostCreated.self), seq: seq, time: event.header.time)
+            return
         }
-    }
-
-    /// Stores one notification made by `make(actorName)` and the cursor, in one transaction
-    /// (one queue hop) when the replica knows the actor; otherwise asks AuthService first.
-    private func notifyOne(
-        actorId: String, seq: Int64, _ make: @escaping @Sendable (String) -> NewNotification
-    ) async throws {
-        let producer = Self.producer
         let done = try await database.write { tx -> Bool in
-            guard let name = try UserDirectory.replicaName(actorId, on: tx.connection) else {
-                return false
-            }
-            try NotificationStore.insert(make(name), in: tx)
+            guard try Self.apply(event, actorName: nil, in: tx) else { return false }
             try tx.setCursor(seq, for: producer)
             return true
         }
         if done { return }
+        // The replica does not know the actor yet: ask AuthService, outside the transaction.
+        guard let actorId = try Self.actorId(of: event) else { return }
         let name = await users.displayName(actorId)
         try await database.write { tx in
-            try NotificationStore.insert(make(name), in: tx)
+            _ = try Self.apply(event, actorName: name, in: tx)
             try tx.setCursor(seq, for: producer)
         }
+    }
+
+    /// Applies a prefix of `events` (consecutive, from producer `profile`) in one transaction
+    /// with the cursor of the last one: the likes, comments and deletions up to the first new
+    /// post or the first actor the replica does not know. A new post (its fan-out takes many
+    /// transactions) or an unknown actor at the front goes through `deliver` alone.
+    /// - Returns: how many events were applied (at least 1).
+    /// - Throws: as `deliver`; nothing of the prefix is applied then.
+    func deliverBatch(_ events: [ReceivedEvent]) async throws -> Int {
+        guard let first = events.first else { return 0 }
+        let producer = Self.producer
+        let prefix = Array(events.prefix { $0.header.type != Profile.PostCreated.type })
+        let applied = try await database.write { tx -> Int in
+            var applied = 0
+            for event in prefix {
+                guard try Self.apply(event, actorName: nil, in: tx) else { break }
+                applied += 1
+            }
+            if applied > 0 { try tx.setCursor(prefix[applied - 1].header.seq, for: producer) }
+            return applied
+        }
+        if applied > 0 { return applied }
+        try await deliver(first)
+        return 1
+    }
+
+    /// The user whose action a like or comment event reports (nil for other events).
+    private static func actorId(of event: ReceivedEvent) throws -> String? {
+        switch event.header.type {
+        case Profile.PostLiked.type: try event.decode(Profile.PostLiked.self).userId
+        case Profile.PostCommented.type: try event.decode(Profile.PostCommented.self).userId
+        default: nil
+        }
+    }
+
+    /// Applies one event other than a new post in `tx` (the cursor is the caller's). Like and
+    /// comment notifications name the actor: `actorName`, or the replica's name for them.
+    /// - Returns: false, having changed nothing, when the actor's name is needed and unknown.
+    private static func apply(_ event: ReceivedEvent, actorName: String?, in tx: Transaction) throws -> Bool {
+        func name(_ id: String) throws -> String? {
+            try actorName ?? UserDirectory.replicaName(id, on: tx.connection)
+        }
+        let time = event.header.time
+        switch event.header.type {
+        case Profile.PostLiked.type:
+            let e = try event.decode(Profile.PostLiked.self)
+            guard let actor = try name(e.userId) else { return false }
+            try NotificationStore.insert(
+                NewNotification(
+                    recipientId: e.ownerId, actorId: e.userId, type: "like", objectId: e.postId,
+                    text: "\(actor) liked your \(e.postType == "video" ? "video" : "photo").",
+                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: time), in: tx)
+        case Profile.PostCommented.type:
+            let e = try event.decode(Profile.PostCommented.self)
+            guard let actor = try name(e.userId) else { return false }
+            try NotificationStore.insert(
+                NewNotification(
+                    recipientId: e.ownerId, actorId: e.userId, type: "comment", objectId: e.commentId,
+                    text: "\(actor) commented: \(e.text)",
+                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: time), in: tx)
+        case Profile.PostDeleted.type:
+            let e = try event.decode(Profile.PostDeleted.self)
+            _ = try NotificationStore.deleteAbout(postId: e.postId, in: tx)
+        default:
+            break
+        }
+        return true
     }
 
     /// Tags, then the fan-out to every follower with `notifyPosts`, `fanOutBatch` recipients per

@@ -8,7 +8,6 @@ struct GraphHandlers: Sendable {
     func register(on host: ServiceHost) {
         let database = self.database
         let users = self.users
-        let batcher = WriteBatcher(database: database)
 
         /// Resolves a username to a user, 404 `not_found` when AuthService does not know it.
         @Sendable func target(_ username: String) async throws -> UserRef {
@@ -27,7 +26,7 @@ struct GraphHandlers: Sendable {
             }
             guard let follower = withId else { throw ServiceError.notFound("user") }
             let now = Timestamp.now()
-            return try await batcher.write { tx in
+            return try await database.write { tx in
                 try FollowGraph.follow(
                     follower: follower, followee: followee, notifyPosts: request.notifyPosts, now: now, in: tx
                 )
@@ -39,7 +38,7 @@ struct GraphHandlers: Sendable {
             guard followee.id != request.followerId else {
                 throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
             }
-            try await batcher.write { tx in
+            try await database.write { tx in
                 try FollowGraph.unfollow(followerId: request.followerId, followeeId: followee.id, in: tx)
             }
             return .init(followState: .notFollowing)
@@ -96,7 +95,7 @@ struct GraphHandlers: Sendable {
         }
 
         host.on(Graph.MarkRead.self) { request, _ in
-            let unread = try await batcher.write { tx in
+            let unread = try await database.write { tx in
                 try NotificationStore.markRead(request.recipientId, upToSeq: request.upToSeq, in: tx)
             }
             return .init(unreadCount: unread)

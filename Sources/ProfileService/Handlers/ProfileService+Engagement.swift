@@ -27,7 +27,7 @@ extension ProfileService {
                     try tx.emit(
                         Profile.PostLiked(
                             postId: post.id, ownerId: post.ownerId, userId: request.userId,
-                            thumbnailURL: post.thumbnailURL))
+                            thumbnailURL: post.thumbnailURL, postType: post.postType))
                 }
             } else {
                 try tx.query(

@@ -31,9 +31,19 @@ public final class EventSubscriber: Sendable {
     private let security: TransportSecurity
     private let startAfter: @Sendable () async throws -> Int64
     private let deliver: @Sendable (ReceivedEvent) async throws -> Void
+    private let deliverBatch: (@Sendable ([ReceivedEvent]) async throws -> Int)?
+    /// Most events handed to `deliverBatch` at once.
+    public let maxBatch = 256
     private let stopped = Atomic<Bool>(false)
-    /// Events delivered, duplicates dropped, gaps detected, replays run.
+    /// Events delivered, batches applied through `deliverBatch`, duplicates dropped, gaps
+    /// detected, replays run.
     public let stats = Locked<[String: Int64]>([:])
+
+    /// `stats` with keys `subscriber.<producer>.<name>`, for `ServiceHost.addCounters`.
+    public func counters() -> [String: Int64] {
+        let producer = self.producer
+        return Dictionary(uniqueKeysWithValues: stats.withLock { $0 }.map { ("subscriber.\(producer).\($0.key)", $0.value) })
+    }
 
     /// - Parameters:
     ///   - producer: the producer name in the envelopes (`auth`, `profile`, `notification`).
@@ -41,10 +51,16 @@ public final class EventSubscriber: Sendable {
     ///   - replay: an RPC client for the producer (used for `ops.replay`).
     ///   - startAfter: the sequence number already applied (read once at start; 0 = from the beginning).
     ///   - deliver: applies one event; throwing retries it (three times, then it is logged and skipped).
+    ///   - deliverBatch: optional; applies a prefix of consecutive events (at least one, at most
+    ///     `maxBatch`) and the cursor of the last one it applied, all in one transaction, and
+    ///     returns how many it applied. Throwing means none was applied: the first event then
+    ///     goes through `deliver` (with its retries) and batching resumes after it. Under load the
+    ///     events that arrive together are applied together, one commit for many.
     public init(
         producer: String, eventsEndpoint: String, context: ZMQContext, replay: RPCClient, logger: Logger,
         security: TransportSecurity = .current, startAfter: @escaping @Sendable () async throws -> Int64,
-        deliver: @escaping @Sendable (ReceivedEvent) async throws -> Void
+        deliver: @escaping @Sendable (ReceivedEvent) async throws -> Void,
+        deliverBatch: (@Sendable ([ReceivedEvent]) async throws -> Int)? = nil
     ) {
         self.producer = producer
         self.endpoint = eventsEndpoint
@@ -54,17 +70,26 @@ public final class EventSubscriber: Sendable {
         self.security = security
         self.startAfter = startAfter
         self.deliver = deliver
+        self.deliverBatch = deliverBatch
     }
 
     private enum Item: Sendable {
-        case event(ReceivedEvent)
+        /// Events received together, in arrival order.
+        case events([ReceivedEvent])
         case heartbeat(Int64)
-        case tick
     }
+
+    /// Events the socket thread holds for the delivery loop beyond which it stops reading, so
+    /// the socket's receive high-water mark (and then a gap and a replay) bounds memory.
+    static let inboxLimit = 50_000
 
     private func bump(_ key: String, _ n: Int64 = 1) { stats.withLock { $0[key, default: 0] += n } }
 
     /// Runs until cancelled: connects, catches up, then applies live events.
+    ///
+    /// The socket thread puts what it receives in an inbox and rings a doorbell; the delivery
+    /// loop takes everything in the inbox at once, so the events that pile up while a delivery
+    /// runs are applied together in the next (batching grows with the load).
     /// - Throws: `ZMQError` if the SUB socket cannot be created or connected.
     public func run() async throws {
         let sub = try ZMQSocket(context, .sub)
@@ -73,34 +98,56 @@ public final class EventSubscriber: Sendable {
         try security.configureClient(sub, producer)
         try sub.subscribe("")
         try sub.connect(endpoint)
-        let (stream, continuation) = AsyncStream<Item>.makeStream(bufferingPolicy: .unbounded)
+        // The doorbell keeps at most one ring: rings while the loop is busy merge into one.
+        let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let inbox = Locked<(items: [Item], events: Int)>(([], 0))
         let box = SubBox(sub)
         let thread = Thread { [self] in
             let sub = box.take()
             let poller = Poller([.socket(sub)])
             while !self.stopped.load(ordering: .acquiring) {
                 do {
-                    let ready = try poller.poll(timeoutMs: 500)
-                    if !ready[0] {
-                        continuation.yield(.tick)
+                    if inbox.withLock({ $0.events }) >= Self.inboxLimit {
+                        // The loop is far behind: leave events in the socket for a while.
+                        Thread.sleep(forTimeInterval: 0.01)
+                        ring.yield()
                         continue
                     }
-                    while let frames = try sub.receive(dontWait: true) {
+                    let ready = try poller.poll(timeoutMs: 500)
+                    if !ready[0] {
+                        ring.yield()  // idle tick: lets the loop retry a catch-up
+                        continue
+                    }
+                    var items: [Item] = []
+                    var received: [ReceivedEvent] = []
+                    var count = 0
+                    while count < self.maxBatch, let frames = try sub.receive(dontWait: true) {
                         guard frames.count == 2 else { continue }
                         if frames[0] == Array("_hb".utf8) {
                             if let hb = try? WireJSON.decode(EventHeartbeat.self, from: frames[1]) {
-                                continuation.yield(.heartbeat(hb.seq))
+                                if !received.isEmpty { items.append(.events(received)) }
+                                received = []
+                                items.append(.heartbeat(hb.seq))
                             }
                         } else if let header = try? WireJSON.decode(EventHeader.self, from: frames[1]) {
-                            continuation.yield(.event(ReceivedEvent(header: header, envelope: frames[1])))
+                            received.append(ReceivedEvent(header: header, envelope: frames[1]))
+                            count += 1
                         }
+                    }
+                    if !received.isEmpty { items.append(.events(received)) }
+                    if !items.isEmpty {
+                        inbox.withLock {
+                            $0.items += items
+                            $0.events += count
+                        }
+                        ring.yield()
                     }
                 } catch {
                     break
                 }
             }
             sub.close()
-            continuation.finish()
+            ring.finish()
         }
         thread.name = "sub.\(producer)"
         thread.start()
@@ -110,24 +157,34 @@ public final class EventSubscriber: Sendable {
         try await withTaskCancellationHandler {
             var cursor = try await startAfter()
             var behind = true  // catch up at start: the producer may have events we missed
-            for await item in stream {
+            for await _ in doorbell {
                 if Task.isCancelled { break }
-                switch item {
-                case .tick:
-                    break
-                case .heartbeat(let head):
-                    if head > cursor { behind = true }
-                case .event(let event):
-                    let seq = event.header.seq
-                    if seq <= cursor {
-                        bump("duplicates")
-                    } else if seq == cursor + 1 && !behind {
-                        if await apply(event) { cursor = seq }
-                    } else {
-                        if !behind { bump("gaps") }
-                        behind = true
+                let items = inbox.withLock { i -> [Item] in
+                    defer { i = ([], 0) }
+                    return i.items
+                }
+                // The run of events that follow the cursor without a gap, applied together.
+                var run: [ReceivedEvent] = []
+                for item in items {
+                    switch item {
+                    case .heartbeat(let head):
+                        if head > (run.last?.header.seq ?? cursor) { behind = true }
+                    case .events(let events):
+                        for event in events {
+                            let seq = event.header.seq
+                            let last = run.last?.header.seq ?? cursor
+                            if seq <= last {
+                                bump("duplicates")
+                            } else if seq == last + 1 && !behind {
+                                run.append(event)
+                            } else {
+                                if !behind { bump("gaps") }
+                                behind = true
+                            }
+                        }
                     }
                 }
+                if let applied = await applyRun(run) { cursor = applied }
                 if behind {
                     if let newCursor = await catchUp(from: cursor) {
                         cursor = newCursor
@@ -153,19 +210,43 @@ public final class EventSubscriber: Sendable {
                 return nil
             }
             bump("replays")
+            var run: [ReceivedEvent] = []
             for raw in reply.events {
                 let bytes = Array(raw.utf8)
                 guard let header = try? WireJSON.decode(EventHeader.self, from: bytes) else { continue }
-                guard header.seq > cursor else { continue }
-                if await apply(ReceivedEvent(header: header, envelope: bytes)) {
-                    cursor = header.seq
-                } else {
-                    return nil
-                }
+                guard header.seq > (run.last?.header.seq ?? cursor) else { continue }
+                run.append(ReceivedEvent(header: header, envelope: bytes))
             }
+            if let applied = await applyRun(run) { cursor = applied }
             if reply.events.isEmpty || cursor >= reply.head { return cursor }
         }
         return nil
+    }
+
+    /// Applies consecutive events in order, `maxBatch` at a time through `deliverBatch` when
+    /// there is one; returns the sequence number of the last one (nil for an empty run).
+    private func applyRun(_ run: [ReceivedEvent]) async -> Int64? {
+        var rest = run[...]
+        while !rest.isEmpty {
+            var applied = 0
+            if let deliverBatch, rest.count > 1 {
+                do {
+                    applied = min(try await deliverBatch(Array(rest.prefix(maxBatch))), rest.count)
+                    bump("delivered", Int64(applied))
+                    if applied > 1 { bump("batches") }
+                } catch {
+                    logger.debug(
+                        "subscriber.batch_failed",
+                        metadata: ["producer": producer, "seq": "\(rest[rest.startIndex].header.seq)", "error": "\(error)"])
+                }
+            }
+            if applied < 1 {
+                _ = await apply(rest[rest.startIndex])
+                applied = 1
+            }
+            rest = rest.dropFirst(applied)
+        }
+        return run.last?.header.seq
     }
 
     /// Delivers one event, retrying a failing handler three times before skipping it.

@@ -31,6 +31,7 @@ public final class ServiceHost: Sendable {
     private let done = Atomic<Bool>(false)
     private let completedIDs = Locked<[String]>([])
     private let counters = Locked<[String: Int64]>([:])
+    private let counterSources = Locked<[@Sendable () -> [String: Int64]]>([])
     private let startedMs = Timestamp.nowMs()
     /// The endpoints actually bound, once `start()` returned.
     public let boundEndpoints = Locked<(rpc: String, events: String)>(("", ""))
@@ -143,8 +144,19 @@ public final class ServiceHost: Sendable {
         wakeup.signal()
     }
 
-    /// Counter snapshot: requests by type, errors, events published.
-    public func counterSnapshot() -> [String: Int64] { counters.withLock { $0 } }
+    /// Counter snapshot: requests by type, errors, events published, the database's commits
+    /// and writes, and whatever sources were added with `addCounters`.
+    public func counterSnapshot() -> [String: Int64] {
+        var snapshot = counters.withLock { $0 }
+        if let database { snapshot.merge(database.counters()) { $1 } }
+        for source in counterSources.withLock({ $0 }) { snapshot.merge(source()) { $1 } }
+        return snapshot
+    }
+
+    /// Adds counters to the snapshot that `ops.ping` reports (e.g. an `EventSubscriber`'s).
+    public func addCounters(_ source: @escaping @Sendable () -> [String: Int64]) {
+        counterSources.withLock { $0.append(source) }
+    }
 
     private func count(_ key: String, _ n: Int64 = 1) { counters.withLock { $0[key, default: 0] += n } }
 

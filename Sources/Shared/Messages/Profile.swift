@@ -445,11 +445,14 @@ public enum Profile {
         public var ownerId: String
         public var userId: String
         public var thumbnailURL: String
-        public init(postId: String, ownerId: String, userId: String, thumbnailURL: String) {
+        /// `photo` or `video`; absent in events written before it was added (read as `photo`).
+        public var postType: String?
+        public init(postId: String, ownerId: String, userId: String, thumbnailURL: String, postType: String? = nil) {
             self.postId = postId
             self.ownerId = ownerId
             self.userId = userId
             self.thumbnailURL = thumbnailURL
+            self.postType = postType
         }
     }
 

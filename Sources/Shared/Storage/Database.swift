@@ -81,6 +81,11 @@ public enum Outbox {
 /// A service's SQLite database: one writer connection on its own serial queue and a few reader
 /// connections on theirs (WAL lets them read while the writer writes). Blocking SQLite calls
 /// never run on Swift's cooperative thread pool.
+///
+/// Writes are group-committed: writes that queue up while a transaction runs are applied
+/// together in the next one, each in its own savepoint, so under load many small writes cost
+/// one commit (one WAL append of the changed pages) instead of one each, and a write that
+/// throws rolls back only itself. At most `maxWritesPerCommit` writes share a commit.
 public final class Database: @unchecked Sendable {
     // @unchecked: each connection is only touched on its own serial DispatchQueue; `publisher`
     // is guarded by a lock; the other stored properties are immutable.
@@ -90,6 +95,25 @@ public final class Database: @unchecked Sendable {
     private let nextReader = Atomic<Int>(0)
     private let producer: String?
     private let publisher = Locked<(@Sendable ([OutboxEvent]) -> Void)?>(nil)
+    private let queued = Locked<(writes: [QueuedWrite], draining: Bool)>(([], false))
+    /// Most writes applied in one transaction (each in its own savepoint).
+    public let maxWritesPerCommit = 256
+    private let writeCounts = Locked<(commits: Int64, writes: Int64)>((0, 0))
+
+    /// `db.commits` (transactions committed) and `db.writes` (writes applied in them) since the
+    /// database was opened; their ratio is the mean group-commit batch size.
+    public func counters() -> [String: Int64] {
+        let c = writeCounts.withLock { $0 }
+        return ["db.commits": c.commits, "db.writes": c.writes]
+    }
+
+    /// A write waiting for the writer queue.
+    private struct QueuedWrite: Sendable {
+        /// The caller's request deadline in Unix ms (nil outside a request).
+        let deadline: Int64?
+        let body: @Sendable (Transaction) throws -> any Sendable
+        let resume: @Sendable (Result<any Sendable, any Error>) -> Void
+    }
 
     /// Opens the database at `path`, creates the outbox tables and applies `migrations`
     /// (see `SQLiteConnection.migrate`).
@@ -115,32 +139,79 @@ public final class Database: @unchecked Sendable {
         publisher.withLock { $0 = publish }
     }
 
-    /// Runs `body` in a write transaction on the writer queue; events it emits are handed to the
-    /// publisher after the commit, in sequence order.
-    /// - Throws: whatever `body` throws (the transaction is rolled back), `SQLiteError`, or 504
-    ///   `deadline_exceeded` when called inside a request (`RequestDeadline.current`) whose
-    ///   deadline passed before the writer queue reached it (nothing is written then).
+    /// Runs `body` in a write transaction on the writer queue, possibly together with other
+    /// queued writes (each in its own savepoint, in arrival order; each sees the ones before it).
+    /// Events it emits are handed to the publisher after the commit, in sequence order.
+    /// - Throws: whatever `body` throws (only its own changes are rolled back), `SQLiteError`
+    ///   (for a failed commit: nothing of the batch is written), or 504 `deadline_exceeded` when
+    ///   called inside a request (`RequestDeadline.current`) whose deadline passed before the
+    ///   writer reached it (nothing is written then).
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
         let deadline = RequestDeadline.current
-        return try await withCheckedThrowingContinuation { continuation in
-            writeQueue.async {
-                if let deadline, Timestamp.nowMs() > deadline {
-                    continuation.resume(
-                        throwing: ServiceError(
-                            code: "deadline_exceeded", message: "deadline passed while waiting for the database", status: 504))
-                    return
-                }
-                let tx = Transaction(connection: self.writer, producer: self.producer)
-                do {
-                    let result = try self.writer.transaction { try body(tx) }
-                    if !tx.emitted.isEmpty, let publish = self.publisher.withLock({ $0 }) {
-                        publish(tx.emitted)
-                    }
-                    continuation.resume(returning: result)
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+        let result = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<any Sendable, any Error>) in
+            let write = QueuedWrite(
+                deadline: deadline, body: { try body($0) }, resume: { continuation.resume(with: $0) })
+            let start = queued.withLock { q -> Bool in
+                q.writes.append(write)
+                if q.draining { return false }
+                q.draining = true
+                return true
             }
+            if start { writeQueue.async { self.drainWrites() } }
+        }
+        return result as! T  // produced by this call's own body
+    }
+
+    private static let deadlineExceeded = ServiceError(
+        code: "deadline_exceeded", message: "deadline passed while waiting for the database", status: 504)
+
+    /// Applies queued writes, up to `maxWritesPerCommit` per transaction, until none are left
+    /// (runs on the writer queue).
+    private func drainWrites() {
+        while true {
+            let batch = queued.withLock { q -> [QueuedWrite] in
+                let taken = Array(q.writes.prefix(maxWritesPerCommit))
+                q.writes.removeFirst(taken.count)
+                if taken.isEmpty { q.draining = false }
+                return taken
+            }
+            if batch.isEmpty { return }
+            var outcomes: [Result<any Sendable, any Error>] = []
+            var events: [OutboxEvent] = []
+            do {
+                try writer.execute("BEGIN IMMEDIATE")
+                for write in batch {
+                    if let deadline = write.deadline, Timestamp.nowMs() > deadline {
+                        outcomes.append(.failure(Self.deadlineExceeded))
+                        continue
+                    }
+                    try writer.execute("SAVEPOINT w")
+                    let tx = Transaction(connection: writer, producer: producer)
+                    do {
+                        let result = try write.body(tx)
+                        try writer.execute("RELEASE w")
+                        outcomes.append(.success(result))
+                        events += tx.emitted
+                    } catch {
+                        // A failure of the rollback itself leaves the outer catch to fail them all.
+                        try writer.execute("ROLLBACK TO w")
+                        try writer.execute("RELEASE w")
+                        outcomes.append(.failure(error))
+                    }
+                }
+                try writer.execute("COMMIT")
+                let applied = Int64(outcomes.count { if case .success = $0 { true } else { false } })
+                writeCounts.withLock {
+                    $0.commits += 1
+                    $0.writes += applied
+                }
+            } catch {
+                try? writer.execute("ROLLBACK")
+                for write in batch { write.resume(.failure(error)) }
+                continue
+            }
+            if !events.isEmpty, let publish = publisher.withLock({ $0 }) { publish(events) }
+            for (write, outcome) in zip(batch, outcomes) { write.resume(outcome) }
         }
     }
 
