@@ -103,23 +103,28 @@ final class FakeBackends: Sendable {
 
     /// Stores `n` like notifications for `recipient` and publishes them in one transaction.
     func notifyBurst(_ recipient: String, from actor: String, count n: Int) async throws {
-        let batch = state.withLock { s -> [Graph.Notification] in
-            var out: [Graph.Notification] = []
-            for _ in 0..<n {
+        try await notifyBurst(Array(repeating: (recipient, actor), count: n))
+    }
+
+    /// Stores one like notification per (recipient, actor) pair and publishes them all in one
+    /// transaction, in order.
+    func notifyBurst(_ pairs: [(recipient: String, actor: String)]) async throws {
+        let batch = state.withLock { s -> [(String, Graph.Notification)] in
+            var out: [(String, Graph.Notification)] = []
+            for (recipient, actor) in pairs {
                 let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
                 let item = Graph.Notification(
                     id: "n-\(recipient)-\(seq)", seq: seq, type: "like", text: "\(actor) liked your photo.",
                     createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)",
                     post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
                 s.notifications["u-\(recipient)", default: []].append(item)
-                out.append(item)
+                out.append(("u-\(recipient)", item))
             }
             return out
         }
         _ = try await notificationDB.write { tx in
-            for item in batch {
-                _ = try tx.emit(
-                    Graph.NotificationCreated(recipientId: "u-\(recipient)", notification: item))
+            for (recipient, item) in batch {
+                _ = try tx.emit(Graph.NotificationCreated(recipientId: recipient, notification: item))
             }
         }
     }

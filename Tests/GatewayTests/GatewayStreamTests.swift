@@ -29,6 +29,39 @@ import Testing
         stream.close()
     }
 
+    /// Notifications that arrive together are enriched together: one `profile.users_by_ids`
+    /// call per batch, not per event, and every stream still gets its own events in order.
+    @Test func aBurstIsEnrichedInBatchesAndDeliveredInOrder() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        let carol = h.fakes.addUser("carol")
+        let actors = ["bob", "dave", "erin"]
+        for a in actors { h.fakes.addUser(a) }
+        let aliceStream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
+        let carolStream = try SSEClient(port: h.port, token: carol, lastEventId: "0")
+        // A first event on each stream, so both are live before the burst.
+        try await h.fakes.notify("alice", from: "bob")
+        try await h.fakes.notify("carol", from: "bob")
+        #expect(await aliceStream.waitFor(count: 1))
+        #expect(await carolStream.waitFor(count: 1))
+        let lookupsBefore = h.fakes.calls(Profile.UsersByIds.type)
+        let pairs = (0..<300).map { i in (recipient: i % 2 == 0 ? "alice" : "carol", actor: actors[i % 3]) }
+        try await h.fakes.notifyBurst(pairs)
+        #expect(await aliceStream.waitFor(count: 151))
+        #expect(await carolStream.waitFor(count: 151))
+        #expect(aliceStream.events.map(\.id) == (1...151).map(String.init))
+        #expect(carolStream.events.map(\.id) == (1...151).map(String.init))
+        let expectedActors = pairs.filter { $0.recipient == "alice" }.map(\.actor)
+        #expect(
+            aliceStream.events.dropFirst().map { ($0.json["actor"] as? [String: Any])?["username"] as? String }
+                == expectedActors)
+        let lookups = h.fakes.calls(Profile.UsersByIds.type) - lookupsBefore
+        #expect(lookups >= 1 && lookups < 100)  // one per event would be 300
+        aliceStream.close()
+        carolStream.close()
+    }
+
     @Test func resumeAfterLastEventIdSendsTheRestOnce() async throws {
         let h = try await GatewayHarness.start()
         defer { h.stop() }

@@ -101,6 +101,55 @@ struct NotificationTests {
         #expect(try await h.allNotifications(tagged).isEmpty)
     }
 
+    /// Events published in one transaction reach the service together and are applied in
+    /// batches: a new post in the middle, an actor the replica does not know yet (looked up at
+    /// AuthService) and a like on a video all come out right, once each, in order.
+    @Test func eventsArrivingTogetherAreAppliedInBatches() async throws {
+        let h = try await Harness()
+        defer { h.shutdown() }
+        let owner = try await h.auth.register("owner")
+        let fan = try await h.auth.register("fan")
+        let likers = try await h.auth.register((1...40).map { "liker\($0)" })
+        let stranger = try await h.auth.register("stranger", publish: false)  // not in the replica
+        try await h.follow(fan, "owner", notifyPosts: true)
+        try await h.waitForHead(owner, atLeast: 1)
+        try await h.profile.write { tx in
+            for (i, liker) in likers.enumerated() {
+                try tx.emit(
+                    Profile.PostLiked(
+                        postId: "p1", ownerId: owner.id, userId: liker.id, thumbnailURL: "https://img.example/p1.jpg"))
+                if i == 19 {
+                    try tx.emit(
+                        Profile.PostCreated(
+                            postId: "p2", ownerId: owner.id, thumbnailURL: "https://img.example/p2.jpg",
+                            taggedUserIds: [], createdAt: Timestamp.now()))
+                }
+            }
+            try tx.emit(
+                Profile.PostLiked(
+                    postId: "p1", ownerId: owner.id, userId: stranger.id, thumbnailURL: "https://img.example/p1.jpg"))
+            try tx.emit(
+                Profile.PostLiked(
+                    postId: "v1", ownerId: owner.id, userId: likers[0].id, thumbnailURL: "https://img.example/v1.jpg",
+                    postType: "video"))
+            // Repeated in the same burst: the dedup key absorbs it.
+            try tx.emit(
+                Profile.PostLiked(
+                    postId: "p1", ownerId: owner.id, userId: likers[1].id, thumbnailURL: "https://img.example/p1.jpg"))
+        }
+        // 1 follow + 40 likes + the stranger's + the video like.
+        try await h.waitForHead(owner, atLeast: 43)
+        try await h.waitForHead(fan, atLeast: 1)
+        let notes = try await h.allNotifications(owner, pageSize: 100)
+        #expect(notes.map(\.seq) == Array((1...43).reversed()))
+        #expect(notes[0].text == "liker1 liked your video.")
+        #expect(notes[1].text == "stranger liked your photo.")
+        #expect(notes.dropFirst(2).prefix(40).map(\.text) == (1...40).reversed().map { "liker\($0) liked your photo." })
+        #expect(try await h.allNotifications(fan).map(\.text) == ["owner shared a new post."])
+        let ping = try await h.client.call(Ops.Ping.self, Empty())
+        #expect((ping.counters["subscriber.profile.batches"] ?? 0) > 0)
+    }
+
     @Test func replayedEventsMakeNoDuplicatesAndNoneAreLost() async throws {
         let h = try await Harness()
         defer { h.shutdown() }

@@ -113,4 +113,61 @@ struct OutboxAndSubscriberTests {
         let (head, _) = try await db.outbox(after: 0, limit: 0)
         #expect(head == 1)
     }
+
+    /// Events that arrive together go to `deliverBatch` together; a batch handler may apply a
+    /// prefix, and one it refuses goes through `deliver` alone: still exactly once, in order.
+    @Test func eventsThatArriveTogetherAreDeliveredInBatchesExactlyOnce() async throws {
+        let dir = NSTemporaryDirectory() + "outbox-\(RandomID.make())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let context = ZMQContext()
+        let producerDB = try Database(path: "\(dir)/p.sqlite", producer: "p", migrations: [])
+        let host = try makeTestHost(context: context, database: producerDB)
+        defer { host.stop() }
+        let endpoints = host.boundEndpoints.withLock { $0 }
+        let client = try RPCClient(
+            service: "p", endpoint: endpoints.rpc, context: context, logger: logger, defaultTimeoutMs: 10_000)
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        let consumerDB = try Database(
+            path: "\(dir)/c.sqlite", producer: nil, migrations: ["CREATE TABLE applied(seq INTEGER PRIMARY KEY)"])
+        struct Refused: Error {}
+        let done = Collected()
+        let singles = Locked<[Int64]>([])
+        let batchSizes = Locked<[Int]>([])
+        let subscriber = EventSubscriber(
+            producer: "p", eventsEndpoint: endpoints.events, context: context, replay: client, logger: logger,
+            startAfter: { try await consumerDB.write { try $0.cursor(for: "p") } },
+            deliver: { event in
+                let seq = event.header.seq
+                try await consumerDB.write { tx in
+                    try tx.query("INSERT INTO applied(seq) VALUES (?)", [seq])
+                    try tx.setCursor(seq, for: "p")
+                }
+                singles.withLock { $0.append(seq) }
+                await done.add(seq)
+            },
+            deliverBatch: { events in
+                // Seq 42 is refused at the front of a batch and ends a batch anywhere else.
+                if events[0].header.seq == 42 { throw Refused() }
+                let prefix = Array(events.prefix { $0.header.seq != 42 })
+                try await consumerDB.write { tx in
+                    for event in prefix { try tx.query("INSERT INTO applied(seq) VALUES (?)", [event.header.seq]) }
+                    try tx.setCursor(prefix.last!.header.seq, for: "p")
+                }
+                batchSizes.withLock { $0.append(prefix.count) }
+                for event in prefix { await done.add(event.header.seq) }
+                return prefix.count
+            })
+        let task = Task { try await subscriber.run() }
+        defer { task.cancel() }
+        // 300 events in one transaction: published back to back, received together.
+        _ = try await client.call(TestRPC.Emit.self, .init(count: 300))
+        await done.wait(for: 300)
+        #expect(await done.seqs == Array(1...300))
+        let applied = try await consumerDB.read { try $0.query("SELECT seq FROM applied ORDER BY seq").map { $0.int(0) } }
+        #expect(applied == Array(1...300))
+        #expect(singles.withLock { $0 } == [42])
+        #expect((batchSizes.withLock { $0 }.max() ?? 0) > 1)
+        #expect((subscriber.stats.withLock { $0["batches"] } ?? 0) > 0)
+    }
 }

@@ -49,4 +49,64 @@ struct SQLiteTests {
         }
         #expect(rows == 0 && outbox == 0)  // the state change and its event go together or not at all
     }
+
+    /// Writes that queue behind a running transaction share the next commit; each runs in its
+    /// own savepoint, so a failing one rolls back alone and the others (and their events) land.
+    @Test func queuedWritesShareOneCommitAndAFailureRollsBackOnlyItself() async throws {
+        let db = try Database(path: temporaryPath(), producer: "x", migrations: ["CREATE TABLE t(v INTEGER)"])
+        let published = Locked<[Int64]>([])
+        db.setPublisher { events in published.withLock { $0 += events.map(\.seq) } }
+        struct Boom: Error {}
+        // Hold the writer until every write below is queued.
+        let holding = Locked(false)
+        let release = DispatchSemaphore(value: 0)
+        let hold = Task {
+            try await db.write { _ in
+                holding.withLock { $0 = true }
+                release.wait()
+            }
+        }
+        while !holding.withLock({ $0 }) { await Task.yield() }
+        let before = db.counters()
+        let writes = Task {
+            await withTaskGroup(of: (Int, Bool).self) { group in
+                for v in 1...100 {
+                    group.addTask {
+                        do {
+                            try await db.write { tx in
+                                try tx.query("INSERT INTO t(v) VALUES (?)", [v])
+                                try tx.emit(TestRPC.Happened(n: v))
+                                if v == 50 { throw Boom() }
+                            }
+                            return (v, true)
+                        } catch {
+                            return (v, false)
+                        }
+                    }
+                }
+                var outcomes: [Int: Bool] = [:]
+                for await (v, ok) in group { outcomes[v] = ok }
+                return outcomes
+            }
+        }
+        while db.pendingWrites < 100 { await Task.yield() }
+        release.signal()
+        try await hold.value
+        let outcomes = await writes.value
+        #expect(outcomes.filter { !$0.value }.map(\.key) == [50])
+        let after = db.counters()
+        // Two commits: the holding write's, then all 100 queued writes together (99 applied).
+        #expect(after["db.commits"]! - before["db.commits"]! == 2)
+        #expect(after["db.writes"]! - before["db.writes"]! == 1 + 99)
+        let (values, seqs) = try await db.read { c in
+            (
+                try c.query("SELECT v FROM t ORDER BY v").map { $0.int(0) },
+                try c.query("SELECT seq FROM outbox ORDER BY seq").map { $0.int(0) }
+            )
+        }
+        #expect(values == (1...100).filter { $0 != 50 }.map(Int64.init))
+        // The failed write's event went with it; sequence numbers stay contiguous.
+        #expect(seqs == Array(1...99))
+        #expect(published.withLock { $0 } == Array(1...99))
+    }
 }

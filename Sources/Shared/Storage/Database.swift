@@ -162,6 +162,9 @@ public final class Database: @unchecked Sendable {
         return result as! T  // produced by this call's own body
     }
 
+    /// Writes queued and not yet taken by the writer (for tests and diagnostics).
+    var pendingWrites: Int { queued.withLock { $0.writes.count } }
+
     private static let deadlineExceeded = ServiceError(
         code: "deadline_exceeded", message: "deadline passed while waiting for the database", status: 504)
 
