@@ -26,6 +26,8 @@ let usage = """
       --baseline              also run the raw libzmq PUB/SUB baseline in the same shape
       --payload-bytes B       baseline payload (default: mean notification size seen)
       --users-file PATH       cached users (default ./reports/users-<host_port>-seed<S>.json)
+      --adopt PREFIX          setup: adopt users PREFIX_0..N-1 registered earlier (ids looked up,
+                              tokens from logins only for the users a scenario acts as)
       --report-dir DIR        default ./reports/<scenario>-<timestamp>
     """
 

@@ -47,6 +47,18 @@ struct GatewayAPI: Sendable {
         return .success((id, token))
     }
 
+    /// `POST /v1/auth/login`. - Returns: the session token, or the failing result.
+    func login(username: String, password: String) async -> Result<String, LoadTestError> {
+        let r = await call("POST", "/v1/auth/login", json: ["login": username, "password": password])
+        guard r.status == 200, let token = r.object["token"] as? String else {
+            return .failure(
+                LoadTestError(
+                    "login \(username): HTTP \(r.status) \(r.error ?? String(decoding: r.body.prefix(200), as: UTF8.self))"
+                ))
+        }
+        return .success(token)
+    }
+
     /// `POST /v1/posts` with a photo. - Returns: the post id, or nil with the result.
     func createPost(token: String, caption: String) async -> (String?, HTTPResult) {
         let r = await call(

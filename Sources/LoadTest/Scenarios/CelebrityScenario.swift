@@ -8,18 +8,30 @@ enum CelebrityScenario {
     static func run(_ api: GatewayAPI, _ options: Options, memoryPids: [String: Int32]? = nil)
         async throws -> (RunReport, PlotData)
     {
-        let pop = try await Setup.run(api, options, followers: options.followers)
-        let n = pop.users.count
-        let f = pop.celebrityFollowers
+        let setup = try await Setup.run(api, options, followers: options.followers)
+        let n = setup.users.count
+        let f = setup.celebrityFollowers
         guard f > 0 else { throw LoadTestError("the celebrity has no followers (--followers)") }
         let k = min(options.streams, f)
-        let celeb = pop.users[0]
         var report = RunReport(
             scenario: "celebrity", seed: options.seed, url: options.url, startedAt: RunReport.timestamp())
         report.parameters = [
             "users": "\(n)", "followers": "\(f)", "streams": "\(k)", "posts": "\(options.posts)",
         ]
         let streamUsers = Array(1...k)
+        // The followers whose lists are checked: all, or a seeded sample.
+        var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
+        var followers = Array(1...f)
+        let sampleSize = min(f, options.checkSample ?? min(f, 2_000))
+        if sampleSize < f {
+            for i in 0..<sampleSize {
+                let j = i + Int(rng.next() % UInt64(f - i))
+                followers.swapAt(i, j)
+            }
+            followers = Array(followers.prefix(sampleSize))
+        }
+        let pop = try await Setup.ensureTokens(api, setup, [0] + streamUsers + followers, options: options)
+        let celeb = pop.users[0]
         let streams = try await StreamSet(api: api, population: pop, users: streamUsers)
         report.streamsOpen = k
         log("celebrity: \(k) streams open; posting \(options.posts) time(s)")
@@ -60,16 +72,6 @@ enum CelebrityScenario {
         }
         // Persistence: from the first post on, poll the (sampled) followers' lists until each
         // holds every post (a follower counts as done once all posts were answered and seen).
-        var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
-        var followers = Array(1...f)
-        let sampleSize = min(f, options.checkSample ?? min(f, 2_000))
-        if sampleSize < f {
-            for i in 0..<sampleSize {
-                let j = i + Int(rng.next() % UInt64(f - i))
-                followers.swapAt(i, j)
-            }
-            followers = Array(followers.prefix(sampleSize))
-        }
         // Per follower: when each post was first seen in the list; when all were.
         let persisted = Locked((seen: [Int: [NotificationKey: UInt64]](), found: [Int: UInt64](), dup: [Int: Int]()))
         let checkDeadline =

@@ -23,7 +23,9 @@ enum LikesScenario {
     static func run(_ api: GatewayAPI, _ options: Options, memoryPids: [String: Int32]? = nil)
         async throws -> (RunReport, PlotData)
     {
-        let pop = try await Setup.run(api, options, followers: 0)
+        let setup = try await Setup.run(api, options, followers: 0)
+        // Likers are drawn from every user: all of them act, so adopted users all log in.
+        let pop = try await Setup.ensureTokens(api, setup, Array(0..<setup.users.count), options: options)
         let n = pop.users.count
         let k = min(options.streams, n - 1)
         let o = min(n - 1, max(k, options.owners ?? k))

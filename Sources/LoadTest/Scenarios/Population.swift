@@ -5,6 +5,7 @@ import Shared
 struct LoadUser: Codable, Sendable {
     var username: String
     var id: String
+    /// A session token; empty for an adopted user not logged in yet (`Setup.ensureTokens`).
     var token: String
 }
 
@@ -37,7 +38,8 @@ enum Setup {
         var pop: Population?
         if let data = FileManager.default.contents(atPath: path),
             let p = try? JSONDecoder().decode(Population.self, from: data),
-            p.url == options.url, p.seed == options.seed, let first = p.users.first
+            p.url == options.url, p.seed == options.seed, let first = p.users.first,
+            options.adopt == nil || options.adopt == p.prefix
         {
             let r = await api.call("GET", "/v1/me", token: first.token)
             if r.status == 200 {
@@ -48,6 +50,10 @@ enum Setup {
                     "setup: cached users in \(path) are not valid here (HTTP \(r.status)); registering new ones"
                 )
             }
+        }
+        if pop == nil, let prefix = options.adopt {
+            pop = try await adopt(api, prefix: prefix, count: max(2, options.users), options: options)
+            try save(pop!, path)
         }
         var population =
             pop
@@ -60,15 +66,100 @@ enum Setup {
                 api, &population, count: n, concurrency: options.registerConcurrency, path: path)
         }
         if buildGraph && options.followsPerUser > 0 && population.graphUsers < n {
+            population = try await ensureTokens(api, population, Array(0..<n), options: options)
             try await followGraph(api, &population, count: n, options: options)
             try save(population, path)
         }
         let f = min(wanted ?? options.followers ?? (n - 1), n - 1)
         if population.celebrityFollowers < f {
+            population = try await ensureTokens(
+                api, population, Array(max(1, population.celebrityFollowers + 1)...f), options: options)
             try await celebrity(api, &population, followers: f, concurrency: options.concurrency)
             try save(population, path)
         }
         return population
+    }
+
+    /// Adopts users `<prefix>_0` … `<prefix>_<count-1>` registered earlier with the load-test
+    /// password, through the public API: user 0 logs in, ids come from
+    /// `GET /v1/users/{username}` with its token (stopping at the
+    /// first unknown one), no tokens yet (`ensureTokens` logs in only the users a scenario acts
+    /// as, so a 100,000-user population costs a few thousand argon2 verifications, not 100,000).
+    /// When the celebrity already has every other adopted user as a follower, they are taken to
+    /// be the setup's `notifyPosts` followers.
+    /// - Throws: `LoadTestError` when a lookup fails or the celebrity is unknown.
+    static func adopt(_ api: GatewayAPI, prefix: String, count n: Int, options: Options) async throws -> Population {
+        let found = Locked([Int: LoadUser]())
+        let failures = Locked([String]())
+        let t0 = Clock.nowNs()
+        let progress = Progress { "setup: adopting \(prefix) users: \(found.withLock { $0.count })/\(n)" }
+        // The lookups need a session: the celebrity's (user 0), which it keeps.
+        let celebrityToken: String
+        switch await api.login(username: "\(prefix)_0", password: password) {
+        case .success(let token): celebrityToken = token
+        case .failure(let e): throw LoadTestError("adopt: \(e.description)")
+        }
+        let celebrityFollowerCount = Locked(0)
+        await forEachConcurrently(n, limit: options.concurrency) { i in
+            let username = "\(prefix)_\(i)"
+            let r = await api.call("GET", "/v1/users/\(username)", token: celebrityToken)
+            if r.status == 404 { return }
+            guard r.status == 200, let user = r.object["user"] as? [String: Any], let id = user["id"] as? String
+            else {
+                failures.withLock { $0.append("adopt \(username): HTTP \(r.status) \(r.error ?? "")") }
+                return
+            }
+            found.withLock { $0[i] = LoadUser(username: username, id: id, token: i == 0 ? celebrityToken : "") }
+            if i == 0, let followers = (r.object["counts"] as? [String: Any])?["followers"] as? Int {
+                celebrityFollowerCount.withLock { $0 = followers }
+            }
+        }
+        progress.stop()
+        if let f = failures.withLock({ $0.first }) { throw LoadTestError(f) }
+        let all = found.withLock { $0 }
+        let celebrityFollowers = celebrityFollowerCount.withLock { $0 }
+        var users: [LoadUser] = []
+        while let u = all[users.count] { users.append(u) }
+        guard users.count >= 2 else { throw LoadTestError("adopt: no users \(prefix)_0, \(prefix)_1 here") }
+        log(
+            String(
+                format: "setup: adopted %d users %@_* in %.1f s (celebrity has %d followers)", users.count, prefix,
+                Clock.ms(from: t0, to: Clock.nowNs()) / 1000, celebrityFollowers))
+        return Population(
+            url: options.url, seed: options.seed, prefix: prefix, users: users,
+            celebrityFollowers: celebrityFollowers >= users.count - 1 ? users.count - 1 : 0)
+    }
+
+    /// Logs in the users among `indices` that have no token yet (adopted ones) and saves the
+    /// population. - Returns: the population with their tokens.
+    /// - Throws: `LoadTestError` when a login fails.
+    static func ensureTokens(_ api: GatewayAPI, _ population: Population, _ indices: [Int], options: Options)
+        async throws -> Population
+    {
+        let missing = indices.filter { population.users[$0].token.isEmpty }
+        if missing.isEmpty { return population }
+        let tokens = Locked([Int: String]())
+        let failures = Locked([String]())
+        let t0 = Clock.nowNs()
+        let progress = Progress { "setup: logging in \(tokens.withLock { $0.count })/\(missing.count) adopted users" }
+        let users = population.users
+        await forEachConcurrently(missing.count, limit: options.registerConcurrency) { k in
+            let i = missing[k]
+            switch await api.login(username: users[i].username, password: password) {
+            case .success(let token): tokens.withLock { $0[i] = token }
+            case .failure(let e): failures.withLock { $0.append(e.description) }
+            }
+        }
+        progress.stop()
+        if let f = failures.withLock({ $0.first }) { throw LoadTestError(f) }
+        var updated = population
+        for (i, token) in tokens.withLock({ $0 }) { updated.users[i].token = token }
+        try save(updated, options.usersFilePath)
+        log(
+            String(
+                format: "setup: %d adopted users logged in in %.1f s", missing.count,
+                Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
+        return updated
     }
 
     static func save(_ p: Population, _ path: String) throws {

@@ -86,6 +86,31 @@ enum SmokeScenario {
                 report.peakRSSKB.count >= 4,
                 "\(scenario): peak RSS of the services read (\(report.peakRSSKB.keys.sorted()))")
         }
+        // Adopting the same users (as after losing the users file): same ids, the celebrity's
+        // followers recognised, and a celebrity run on them logs in only whom it needs.
+        let registered = try JSONDecoder().decode(
+            Population.self, from: try Data(contentsOf: URL(fileURLWithPath: options.usersFile!)))
+        var adoptOptions = options
+        adoptOptions.adopt = registered.prefix
+        adoptOptions.usersFile = "\(cluster.dataDirectory)/loadtest-adopted.json"
+        adoptOptions.reportDir = "\(reportRoot)/celebrity-adopted"
+        adoptOptions.posts = 1
+        adoptOptions.checkSample = 4
+        adoptOptions.streams = 3
+        adoptOptions.baseline = false
+        adoptOptions.followsPerUser = 0  // building the graph would log everyone in
+        let (adoptedReport, adoptedPlots) = try await CelebrityScenario.run(api, adoptOptions, memoryPids: pids)
+        try ReportWriter.write(adoptedReport, plots: adoptedPlots, to: adoptOptions.reportDir!)
+        let adopted = try JSONDecoder().decode(
+            Population.self, from: try Data(contentsOf: URL(fileURLWithPath: adoptOptions.usersFile!)))
+        check(adopted.users.map(\.id) == registered.users.map(\.id), "adopt: the same users, ids looked up")
+        check(adopted.celebrityFollowers == registered.users.count - 1, "adopt: the celebrity's followers recognised")
+        let loggedIn = adopted.users.filter { !$0.token.isEmpty }.count
+        check(
+            loggedIn >= 1 + 3 && loggedIn <= 1 + 3 + 4,
+            "adopt: only the celebrity, the streaming and the checked followers logged in (\(loggedIn))")
+        passed += adoptedReport.checks.count
+        for f in adoptedReport.failures where !f.hasPrefix("no HTTP errors") { failed.append("celebrity-adopted: \(f)") }
         for f in failed { print("FAILED: \(f)") }
         print("loadtest smoke: \(passed) passed, \(failed.count) failed")
         return failed.isEmpty ? 0 : 1

@@ -37,6 +37,9 @@ struct Options: Sendable {
     var baseline = false
     /// Payload bytes of a baseline message (default: the mean notification size seen).
     var payloadBytes: Int?
+    /// Username prefix of users registered earlier (e.g. by a run whose users file is gone) to
+    /// adopt instead of registering new ones; see `Setup.adopt`.
+    var adopt: String?
 
     /// Parses `arguments` (after the scenario name).
     /// - Throws: `LoadTestError` naming an unknown option or a bad value.
@@ -74,6 +77,7 @@ struct Options: Sendable {
             case "--report-dir": reportDir = try value()
             case "--users-file": usersFile = try value()
             case "--payload-bytes": payloadBytes = Int(try number(try value(), a))
+            case "--adopt": adopt = try value()
             case "--baseline": baseline = true
             default: throw LoadTestError("unknown option \(a)")
             }
