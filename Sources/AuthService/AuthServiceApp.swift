@@ -26,7 +26,8 @@ enum AuthServiceApp {
                 database: database, hasher: hasher, configuration: configuration, logger: runtime.logger
             )
             .install(on: host)
-            return []
+            let purge = SessionPurge(database: database, logger: runtime.logger)
+            return [ServiceClosure { await purge.run(intervalSeconds: configuration.sessionPurgeSeconds) }]
         }
     }
 }

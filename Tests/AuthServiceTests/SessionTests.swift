@@ -69,4 +69,33 @@ import Testing
         let again = try await auth.login("alice")
         #expect(again.session.token != reply.session.token)
     }
+
+    /// Sessions that can no longer be used are deleted (AUTH_SESSION_PURGE_SECONDS); live ones stay.
+    @Test func revokedAndExpiredSessionsArePurged() async throws {
+        let auth = try await AuthFixture.start(["AUTH_SESSION_PURGE_SECONDS": "1"])
+        let live = try await auth.register("alice")
+        let other = try await auth.login("alice")
+        _ = try await auth.logout(other.session.token)
+        let sessions = { () throws -> Int64 in
+            let db = try SQLiteConnection(path: "\(auth.cluster.dataDirectory)/auth.sqlite")
+            return try db.queryOne("SELECT COUNT(*) FROM sessions")?.int(0) ?? -1
+        }
+        // Poll (bounded) for the next purge.
+        let deadline = Timestamp.nowMs() + 15_000
+        while try sessions() > 1 && Timestamp.nowMs() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(try sessions() == 1)
+        #expect(try await auth.validate(live.session.token).userId == live.identity.id)
+        await expectError("invalid_token", status: 401) { _ = try await auth.validate(other.session.token) }
+
+        // And with one-second sessions, the live one goes too once it has expired.
+        let short = try await AuthFixture.start(["AUTH_SESSION_PURGE_SECONDS": "1", "AUTH_SESSION_TTL_SECONDS": "1"])
+        _ = try await short.register("bob")
+        let shortSessions = { () throws -> Int64 in
+            let db = try SQLiteConnection(path: "\(short.cluster.dataDirectory)/auth.sqlite")
+            return try db.queryOne("SELECT COUNT(*) FROM sessions")?.int(0) ?? -1
+        }
+        let end = Timestamp.nowMs() + 15_000
+        while try shortSessions() > 0 && Timestamp.nowMs() < end { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(try shortSessions() == 0)
+    }
 }

@@ -4,6 +4,9 @@ import Shared
 struct AuthConfiguration: Sendable {
     /// Session lifetime in seconds (`AUTH_SESSION_TTL_SECONDS`, default 30 days).
     var sessionTTLSeconds: Int
+    /// Seconds between deletions of expired and revoked sessions (`AUTH_SESSION_PURGE_SECONDS`,
+    /// default 3600; the first runs at start).
+    var sessionPurgeSeconds: Int
     /// Failed logins for one login identifier within the window before 429 (`AUTH_LOGIN_MAX_FAILURES`, default 5).
     var loginMaxFailures: Int
     /// The throttling window in seconds (`AUTH_LOGIN_WINDOW_SECONDS`, default 900 = 15 minutes).
@@ -18,6 +21,7 @@ struct AuthConfiguration: Sendable {
     init(env: Environment) throws {
         sessionTTLSeconds = try env.int(
             "AUTH_SESSION_TTL_SECONDS", default: 30 * 24 * 3600, range: 1...(10 * 365 * 24 * 3600))
+        sessionPurgeSeconds = try env.int("AUTH_SESSION_PURGE_SECONDS", default: 3600, range: 1...(7 * 24 * 3600))
         loginMaxFailures = try env.int("AUTH_LOGIN_MAX_FAILURES", default: 5, range: 1...10_000)
         loginWindowSeconds = try env.int(
             "AUTH_LOGIN_WINDOW_SECONDS", default: 15 * 60, range: 1...(30 * 24 * 3600))

@@ -3,7 +3,8 @@
 /// - `users`: one row per account; `username` and `email` are stored normalised (lower-case),
 ///   so their UNIQUE constraints are case-insensitive. `password_hash` is an argon2id PHC string.
 /// - `sessions`: `token_hash` is the hex SHA-256 of the bearer token (never the token);
-///   times are Unix ms; `revoked_at` is set on logout.
+///   times are Unix ms; `revoked_at` is set on logout. Expired and revoked sessions are deleted
+///   by `SessionPurge` (migration 2 indexes `expires_at` for it).
 /// - `login_failures`: failed (or in-progress) login attempts per login identifier, stored as
 ///   a SHA-256 digest; used for throttling and pruned past the window.
 enum AuthSchema {
@@ -27,6 +28,7 @@ enum AuthSchema {
         CREATE TABLE login_failures(login TEXT NOT NULL, at INTEGER NOT NULL);
         CREATE INDEX login_failures_by_login ON login_failures(login, at);
         CREATE INDEX login_failures_by_time ON login_failures(at);
-        """
+        """,
+        "CREATE INDEX sessions_by_expiry ON sessions(expires_at)",
     ]
 }
