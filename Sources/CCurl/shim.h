@@ -1,6 +1,8 @@
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
 #include <curl/curl.h>
+/* The engine drives libcurl's multi_socket API over epoll, which Swift's Glibc does not export. */
+#include <sys/epoll.h>
 
 /* curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt are variadic, which Swift cannot
    call: these typed wrappers are what the Swift side uses. */
@@ -26,6 +28,23 @@ static inline void *ccurl_private(CURL *h) {
 }
 
 static inline CURLMcode ccurl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+static inline CURLMcode ccurl_multi_setopt_pointer(CURLM *m, CURLMoption o, void *v) { return curl_multi_setopt(m, o, v); }
+
+/* The multi_socket API's callbacks (CURLMOPT_SOCKETFUNCTION, CURLMOPT_TIMERFUNCTION), with the
+   prototypes from curl/multi.h spelled out so Swift imports them as @convention(c) types.
+   Socket callback: `what` is CURL_POLL_IN / OUT / INOUT / REMOVE; `socketp` is what
+   curl_multi_assign stored for the socket (NULL if nothing). Timer callback: `timeout_ms` -1 =
+   delete the timer, 0 = call curl_multi_socket_action(CURL_SOCKET_TIMEOUT) as soon as possible.
+   Both return 0 on success, -1 on error; neither may call libcurl. */
+typedef int (*ccurl_socket_callback)(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp);
+typedef int (*ccurl_timer_callback)(CURLM *multi, long timeout_ms, void *userp);
+
+static inline CURLMcode ccurl_multi_setopt_socket_callback(CURLM *m, ccurl_socket_callback f) {
+    return curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, f);
+}
+static inline CURLMcode ccurl_multi_setopt_timer_callback(CURLM *m, ccurl_timer_callback f) {
+    return curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, f);
+}
 
 /* CURLMsg carries a union; these read it without Swift having to know its layout. */
 static inline CURL *ccurl_msg_handle(CURLMsg *m) { return m->easy_handle; }

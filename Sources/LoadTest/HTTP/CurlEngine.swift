@@ -2,6 +2,10 @@ import CCurl
 import Foundation
 import Shared
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One HTTP exchange's outcome.
 struct HTTPResult: Sendable {
     /// HTTP status, or 0 when the transfer failed below HTTP (connection refused, timeout…).
@@ -45,11 +49,20 @@ struct StreamHandlers: Sendable {
 /// libcurl's multi interface on one dedicated thread: thousands of concurrent requests and
 /// SSE streams, with open-loop scheduling (requests start at their `notBeforeNs`).
 ///
-/// curl handles never leave that thread. Other threads enqueue commands under a lock and call
-/// `curl_multi_wakeup`; completions and stream callbacks run on the curl thread.
+/// The thread drives libcurl's event-driven multi_socket API over Linux epoll: libcurl tells it
+/// which sockets to watch (`CURLMOPT_SOCKETFUNCTION` → `epoll_ctl`) and when to call back
+/// (`CURLMOPT_TIMERFUNCTION`); the loop sleeps in `epoll_pwait2` until a socket is ready, the
+/// curl timer expires, the next scheduled request is due or a command arrives (at most 50 ms),
+/// and hands only the ready sockets to `curl_multi_socket_action`. Nothing polls every socket on
+/// every iteration, so thousands of idle SSE streams cost no CPU.
+///
+/// curl handles never leave that thread. Other threads enqueue commands under a lock and signal
+/// an eventfd in the same epoll set; completions and stream callbacks run on the curl thread.
 final class CurlEngine: @unchecked Sendable {
-    // @unchecked: `commands` is guarded by `lock`; `multi` is only used by the curl thread,
-    // except `curl_multi_wakeup`, which libcurl documents as callable from any thread.
+    // @unchecked: `commands` is guarded by `lock`; `multi`, `epollFd` and all state below
+    // "Curl thread" are only used by the curl thread (libcurl's socket and timer callbacks run
+    // on it too, inside `curl_multi_socket_action` / `curl_multi_add_handle` / `…_remove_handle`);
+    // `wakeup` is an eventfd, signalled from any thread.
     private enum Command {
         case request(HTTPRequest, @Sendable (HTTPResult) -> Void)
         case stream(HTTPRequest, StreamHandlers, Int)
@@ -60,6 +73,10 @@ final class CurlEngine: @unchecked Sendable {
     private let lock = NSLock()
     private var commands: [Command] = []
     private let multi: UnsafeMutableRawPointer
+    /// The epoll set: curl's sockets (registered by `curlSocket`) and `wakeup.fd`.
+    private let epollFd: Int32
+    /// Signalled by `enqueue` when the command queue goes from empty to non-empty.
+    private let wakeup = Wakeup()
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
     private let streamIds = Locked(0)
@@ -73,7 +90,20 @@ final class CurlEngine: @unchecked Sendable {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
         guard let m = curl_multi_init() else { fatalError("curl_multi_init failed") }
         multi = m
+        epollFd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(epollFd >= 0, "epoll_create1 failed: errno \(errno)")
+        var ev = epoll_event()
+        ev.events = EPOLLIN.rawValue
+        ev.data.fd = wakeup.fd
+        precondition(epoll_ctl(epollFd, EPOLL_CTL_ADD, wakeup.fd, &ev) == 0, "epoll_ctl failed: errno \(errno)")
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 4096)
+        // Unretained: the callbacks only run inside libcurl calls on the curl thread, which
+        // ends (and cleans up `multi`) before `shutdown` returns.
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ccurl_multi_setopt_socket_callback(multi, curlSocket)
+        _ = ccurl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
+        _ = ccurl_multi_setopt_timer_callback(multi, curlTimer)
+        _ = ccurl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
         let t = Thread { [unowned self] in self.loop() }
         t.name = "curl"
         t.stackSize = 1 << 22
@@ -107,7 +137,9 @@ final class CurlEngine: @unchecked Sendable {
     /// Closes every open stream (their `onClose` runs with status and nil error).
     func closeStreams() { enqueue(.closeStreams) }
 
-    /// Stops the thread after aborting everything in flight; waits for it.
+    /// Stops the thread after aborting everything in flight (requests still scheduled complete
+    /// with status 0, error "stopped"); waits for it. The thread then releases the multi handle
+    /// and the epoll set, so the engine cannot be used afterwards.
     func shutdown() {
         enqueue(.stop)
         stopped.wait()
@@ -115,9 +147,12 @@ final class CurlEngine: @unchecked Sendable {
 
     private func enqueue(_ command: Command) {
         lock.lock()
+        let wasEmpty = commands.isEmpty
         commands.append(command)
         lock.unlock()
-        curl_multi_wakeup(multi)
+        // A non-empty queue has been signalled already: the loop drains the eventfd before it
+        // takes the queue, so that signal is still pending or the queue is about to be taken.
+        if wasEmpty { wakeup.signal() }
     }
 
     // MARK: Curl thread
@@ -148,8 +183,18 @@ final class CurlEngine: @unchecked Sendable {
     /// Requests (not streams) started and not finished; capped at `maxInFlight`.
     private var requestsInFlight = 0
     private var scheduled = TimeHeap<Transfer>()
+    /// When libcurl wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)` (monotonic ns), as set
+    /// by its timer callback; nil = no timer.
+    private var curlTimerNs: UInt64?
+    /// Whether `epoll_pwait2` (Linux 5.11+, ns timeouts) failed with ENOSYS: then `epoll_wait`.
+    private var noPwait2 = false
+    /// The longest sleep in `epoll_pwait2`, ns.
+    private static let maxWaitNs: UInt64 = 50_000_000
 
     private func loop() {
+        let capacity: Int32 = 256
+        let events = UnsafeMutablePointer<epoll_event>.allocate(capacity: Int(capacity))
+        defer { events.deallocate() }
         var running = true
         while running {
             lock.lock()
@@ -172,29 +217,33 @@ final class CurlEngine: @unchecked Sendable {
             }
             if !running { break }
             let now = Clock.nowNs()
+            var started = false
             while requestsInFlight < maxInFlight, let at = scheduled.peekTime, at <= now, let t = scheduled.pop() {
                 start(t)
+                started = true
             }
-            var stillRunning: Int32 = 0
-            curl_multi_perform(multi, &stillRunning)
-            var queued: Int32 = 0
-            while let msg = curl_multi_info_read(multi, &queued) {
-                guard ccurl_msg_is_done(msg) != 0, let h = ccurl_msg_handle(msg),
-                    let key = ccurl_private(h), let t = active[key]
-                else { continue }
-                finish(t, code: ccurl_msg_result(msg), closedByUs: false)
-            }
-            var timeoutMs: Int32 = 50
-            if let at = scheduled.peekTime {
-                let now2 = Clock.nowNs()
-                if at > now2 {
-                    timeoutMs = Int32(min(50, (at - now2) / 1_000_000))
-                } else {
-                    // Due but held back by the in-flight cap: wait for a completion (or 5 ms).
-                    timeoutMs = requestsInFlight >= maxInFlight ? 5 : 0
+            // Adding a handle sets curl's timer to 0 ms; kick it at once rather than after a wait.
+            if started || curlTimerNs.map({ $0 <= Clock.nowNs() }) == true { fireCurlTimer() }
+            readMessages()
+
+            let n = wait(events, capacity: capacity, timeoutNs: nextTimeoutNs())
+            for i in 0..<Int(n) {
+                let fd = events[i].data.fd
+                let bits = events[i].events
+                if fd == wakeup.fd {
+                    wakeup.drain()
+                    continue
                 }
+                var action: Int32 = 0
+                if bits & EPOLLIN.rawValue != 0 { action |= CURL_CSELECT_IN }
+                if bits & EPOLLOUT.rawValue != 0 { action |= CURL_CSELECT_OUT }
+                if bits & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { action |= CURL_CSELECT_ERR }
+                var stillRunning: Int32 = 0
+                curl_multi_socket_action(multi, fd, action, &stillRunning)
             }
-            if timeoutMs > 0 { curl_multi_poll(multi, nil, 0, timeoutMs, nil) }
+            if curlTimerNs.map({ $0 <= Clock.nowNs() }) == true { fireCurlTimer() }
+            // Completions free in-flight slots before the next round of starts.
+            readMessages()
         }
         for (_, t) in active { finish(t, code: CURLE_ABORTED_BY_CALLBACK, closedByUs: true) }
         while let t = scheduled.pop() {
@@ -203,7 +252,92 @@ final class CurlEngine: @unchecked Sendable {
                     status: 0, body: [], error: "stopped",
                     scheduledNs: t.request.notBeforeNs ?? t.submittedNs, finishedNs: Clock.nowNs()))
         }
+        // Here, on the curl thread, while `self` is alive: cleanup may still call `curlSocket`.
+        curl_multi_cleanup(multi)
+        close(epollFd)
         stopped.signal()
+    }
+
+    /// How long the loop may sleep, ns: until the curl timer, the next scheduled start (unless
+    /// the in-flight cap holds it back: a completion is a socket event, which wakes the loop), or
+    /// `maxWaitNs`, whichever comes first; 0 when one of them is due.
+    private func nextTimeoutNs() -> UInt64 {
+        let now = Clock.nowNs()
+        var timeout = Self.maxWaitNs
+        if let at = curlTimerNs { timeout = min(timeout, at > now ? at - now : 0) }
+        if requestsInFlight < maxInFlight, let at = scheduled.peekTime {
+            timeout = min(timeout, at > now ? at - now : 0)
+        }
+        return timeout
+    }
+
+    /// `epoll_pwait2` with a ns timeout (so scheduled starts are neither late nor busy-waited
+    /// for); `epoll_wait` with the timeout rounded up to ms on kernels without it.
+    /// - Returns: the number of ready events (0 on timeout or EINTR).
+    private func wait(_ events: UnsafeMutablePointer<epoll_event>, capacity: Int32, timeoutNs: UInt64) -> Int32 {
+        var n: Int32
+        if !noPwait2 {
+            var ts = timespec(tv_sec: Int(timeoutNs / 1_000_000_000), tv_nsec: Int(timeoutNs % 1_000_000_000))
+            n = epoll_pwait2(epollFd, events, capacity, &ts, nil)
+            if n < 0 && errno == ENOSYS {
+                noPwait2 = true
+                n = epoll_wait(epollFd, events, capacity, Int32((timeoutNs + 999_999) / 1_000_000))
+            }
+        } else {
+            n = epoll_wait(epollFd, events, capacity, Int32((timeoutNs + 999_999) / 1_000_000))
+        }
+        return max(n, 0)
+    }
+
+    /// Lets libcurl act on its expired timeouts, then re-reads its next one.
+    ///
+    /// The timer callback only reports changes of libcurl's earliest timeout; when a call leaves
+    /// it unchanged (nothing had expired by libcurl's clock yet, or a kick after adding handles
+    /// found nothing due) no callback comes, so `curl_multi_timeout` says what is still pending.
+    private func fireCurlTimer() {
+        var stillRunning: Int32 = 0
+        curl_multi_socket_action(multi, CURL_SOCKET_TIMEOUT, 0, &stillRunning)
+        var timeoutMs = -1
+        curl_multi_timeout(multi, &timeoutMs)
+        setTimer(timeoutMs)
+    }
+
+    /// Finishes every transfer libcurl reports done.
+    private func readMessages() {
+        var queued: Int32 = 0
+        while let msg = curl_multi_info_read(multi, &queued) {
+            guard ccurl_msg_is_done(msg) != 0, let h = ccurl_msg_handle(msg),
+                let key = ccurl_private(h), let t = active[key]
+            else { continue }
+            finish(t, code: ccurl_msg_result(msg), closedByUs: false)
+        }
+    }
+
+    /// libcurl's socket callback: watch `fd` for `what` (CURL_POLL_IN / OUT / INOUT) or stop
+    /// watching it (CURL_POLL_REMOVE; the socket may be closed already).
+    /// - Returns: 0, or -1 when epoll refuses the change (libcurl then fails the transfer).
+    fileprivate func watch(_ fd: Int32, _ what: Int32) -> Int32 {
+        var events: UInt32 = 0
+        if what == CURL_POLL_IN || what == CURL_POLL_INOUT { events |= EPOLLIN.rawValue }
+        if what == CURL_POLL_OUT || what == CURL_POLL_INOUT { events |= EPOLLOUT.rawValue }
+        if events == 0 {
+            // REMOVE (or NONE). ENOENT / EBADF: closing the fd removed it already.
+            _ = epoll_ctl(epollFd, EPOLL_CTL_DEL, fd, nil)
+            return 0
+        }
+        var ev = epoll_event()
+        ev.events = events
+        ev.data.fd = fd
+        // ADD first: curl reports a socket's first interest and its changes alike, and a closed
+        // fd leaves the set by itself (so its number can come back as a new socket).
+        if epoll_ctl(epollFd, EPOLL_CTL_ADD, fd, &ev) == 0 { return 0 }
+        if errno == EEXIST && epoll_ctl(epollFd, EPOLL_CTL_MOD, fd, &ev) == 0 { return 0 }
+        return -1
+    }
+
+    /// libcurl's timer callback: act on `CURL_SOCKET_TIMEOUT` in `timeoutMs` (-1 = no timer).
+    fileprivate func setTimer(_ timeoutMs: Int) {
+        curlTimerNs = timeoutMs < 0 ? nil : Clock.nowNs() + UInt64(timeoutMs) * 1_000_000
     }
 
     private func start(_ t: Transfer) {
@@ -296,8 +430,6 @@ final class CurlEngine: @unchecked Sendable {
         t.opened = true
         s.onOpen(Int(ccurl_response_code(h)))
     }
-
-    deinit { curl_multi_cleanup(multi) }
 }
 
 private let curlWrite: ccurl_data_callback = { data, size, count, user in
@@ -310,4 +442,15 @@ private let curlHeader: ccurl_data_callback = { data, size, count, user in
     let n = size * count
     if let user, let data { CurlEngine.header(user, UnsafeRawBufferPointer(start: data, count: n)) }
     return n
+}
+
+private let curlSocket: ccurl_socket_callback = { _, fd, what, user, _ in
+    guard let user else { return -1 }
+    return Unmanaged<CurlEngine>.fromOpaque(user).takeUnretainedValue().watch(fd, what)
+}
+
+private let curlTimer: ccurl_timer_callback = { _, timeoutMs, user in
+    guard let user else { return -1 }
+    Unmanaged<CurlEngine>.fromOpaque(user).takeUnretainedValue().setTimer(timeoutMs)
+    return 0
 }
