@@ -23,7 +23,7 @@ struct ProfileEvents: Sendable {
             return
         }
         let done = try await database.write { tx -> Bool in
-            guard try Self.apply(event, actorName: nil, in: tx) else { return false }
+            guard try Self.apply(event, actorName: nil, fanOutLimit: 0, in: tx) else { return false }
             try tx.setCursor(seq, for: producer)
             return true
         }
@@ -32,28 +32,28 @@ struct ProfileEvents: Sendable {
         guard let actorId = try Self.actorId(of: event) else { return }
         let name = await users.displayName(actorId)
         try await database.write { tx in
-            _ = try Self.apply(event, actorName: name, in: tx)
+            _ = try Self.apply(event, actorName: name, fanOutLimit: 0, in: tx)
             try tx.setCursor(seq, for: producer)
         }
     }
 
     /// Applies a prefix of `events` (consecutive, from producer `profile`) in one transaction
-    /// with the cursor of the last one: the likes, comments and deletions up to the first new
-    /// post or the first actor the replica does not know. A new post (its fan-out takes many
-    /// transactions) or an unknown actor at the front goes through `deliver` alone.
+    /// with the cursor of the last one: likes, comments, deletions and new posts whose fan-out
+    /// fits one batch (`fanOutBatch` recipients), up to the first larger fan-out or the first
+    /// actor the replica does not know. Such an event at the front goes through `deliver` alone.
     /// - Returns: how many events were applied (at least 1).
     /// - Throws: as `deliver`; nothing of the prefix is applied then.
     func deliverBatch(_ events: [ReceivedEvent]) async throws -> Int {
         guard let first = events.first else { return 0 }
         let producer = Self.producer
-        let prefix = Array(events.prefix { $0.header.type != Profile.PostCreated.type })
+        let fanOutLimit = fanOutBatch
         let applied = try await database.write { tx -> Int in
             var applied = 0
-            for event in prefix {
-                guard try Self.apply(event, actorName: nil, in: tx) else { break }
+            for event in events {
+                guard try Self.apply(event, actorName: nil, fanOutLimit: fanOutLimit, in: tx) else { break }
                 applied += 1
             }
-            if applied > 0 { try tx.setCursor(prefix[applied - 1].header.seq, for: producer) }
+            if applied > 0 { try tx.setCursor(events[applied - 1].header.seq, for: producer) }
             return applied
         }
         if applied > 0 { return applied }
@@ -70,10 +70,14 @@ struct ProfileEvents: Sendable {
         }
     }
 
-    /// Applies one event other than a new post in `tx` (the cursor is the caller's). Like and
-    /// comment notifications name the actor: `actorName`, or the replica's name for them.
-    /// - Returns: false, having changed nothing, when the actor's name is needed and unknown.
-    private static func apply(_ event: ReceivedEvent, actorName: String?, in tx: Transaction) throws -> Bool {
+    /// Applies one event in `tx` (the cursor is the caller's). Notifications name the actor:
+    /// `actorName`, or the replica's name for them. A new post is applied here only when its
+    /// tags and fan-out together take at most `fanOutLimit` notifications.
+    /// - Returns: false, having changed nothing, when the actor's name is needed and unknown, or
+    ///   for a new post with a larger fan-out (or any new post when `fanOutLimit` is 0).
+    private static func apply(_ event: ReceivedEvent, actorName: String?, fanOutLimit: Int, in tx: Transaction)
+        throws -> Bool
+    {
         func name(_ id: String) throws -> String? {
             try actorName ?? UserDirectory.replicaName(id, on: tx.connection)
         }
@@ -98,6 +102,27 @@ struct ProfileEvents: Sendable {
         case Profile.PostDeleted.type:
             let e = try event.decode(Profile.PostDeleted.self)
             _ = try NotificationStore.deleteAbout(postId: e.postId, in: tx)
+        case Profile.PostCreated.type:
+            guard fanOutLimit > 0 else { return false }
+            let e = try event.decode(Profile.PostCreated.self)
+            let tagged = Array(Set(e.taggedUserIds)).filter { $0 != e.ownerId }.sorted()
+            let followers = try tx.query(
+                "SELECT follower_id FROM follows WHERE followee_id = ? AND notify_posts = 1 ORDER BY key LIMIT ?",
+                [e.ownerId, fanOutLimit + 1])
+            guard tagged.count + followers.count <= fanOutLimit, let actor = try name(e.ownerId) else { return false }
+            let post = Graph.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
+            for user in tagged {
+                try NotificationStore.insert(
+                    NewNotification(
+                        recipientId: user, actorId: e.ownerId, type: "tag", objectId: e.postId,
+                        text: "\(actor) tagged you in a post.", post: post, createdAt: time), in: tx)
+            }
+            for row in followers {
+                try NotificationStore.insert(
+                    NewNotification(
+                        recipientId: row.string(0), actorId: e.ownerId, type: "post", objectId: e.postId,
+                        text: "\(actor) shared a new post.", post: post, createdAt: time), in: tx)
+            }
         default:
             break
         }
