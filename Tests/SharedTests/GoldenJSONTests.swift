@@ -53,5 +53,30 @@ struct GoldenJSONTests {
     @Test func timestampsAreRFC3339WithMilliseconds() {
         #expect(Timestamp.format(ms: 1_764_439_490_123) == "2025-11-29T18:04:50.123Z")
         #expect(Timestamp.format(ms: 0) == "1970-01-01T00:00:00.000Z")
+        #expect(Timestamp.format(ms: 951_782_400_007) == "2000-02-29T00:00:00.007Z")
+        #expect(Timestamp.format(ms: -1) == "1969-12-31T23:59:59.999Z")
+    }
+
+    @Test func randomIDsAre32LowercaseHexDigits() {
+        let ids = (0..<1_000).map { _ in RandomID.make() }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.count == 32 && $0.allSatisfy { "0123456789abcdef".contains($0) } })
+    }
+
+    /// The header read straight from an outbox envelope equals the decoded one; anything it
+    /// cannot read plainly is left to the decoder (nil).
+    @Test func eventHeaderPeekAgreesWithTheDecoder() throws {
+        let tricky = #"{"text":"a \",\"producer\":\"x\",\"seq\":9 b","n":1}"#
+        for body in [#"{"n":1}"#, tricky, #"{"inner":{"producer":"p","seq":3,"type":"t"}}"#] {
+            let envelope = Outbox.envelope(
+                producer: "notification", seq: 123_456, type: "notify.created", time: "2026-12-01T02:00:00.000Z",
+                body: body)
+            let decoded = try WireJSON.decode(EventHeader.self, from: envelope)
+            #expect(EventHeader.peek(envelope) == decoded)
+        }
+        let escaped = Outbox.envelope(producer: "a\"b", seq: 1, type: "t", time: "x", body: "{}")
+        #expect(EventHeader.peek(escaped) == nil)
+        #expect(EventHeader.peek(Array(#"{"v":1,"producer":"p","seq":1,"type":"t","time":"x","body":{}}"#.utf8)) == nil)
+        #expect(EventHeader.peek(Array("not json".utf8)) == nil)
     }
 }

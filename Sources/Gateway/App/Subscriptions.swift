@@ -23,6 +23,11 @@ extension Gateway {
                 for event in events {
                     self.metrics.eventReceived(producer: "notification")
                     guard event.header.type == Graph.NotificationCreated.type else { continue }
+                    // Most are for users with no stream here (a fan-out reaches everyone):
+                    // those are not decoded at all.
+                    if let recipient = Self.peekRecipientId(event.envelope), !self.hub.hasStreams(recipient) {
+                        continue
+                    }
                     created.append(try event.decode(Graph.NotificationCreated.self))
                 }
                 await self.notificationsCreated(created)
@@ -49,6 +54,28 @@ extension Gateway {
             ServiceClosure { try await notifications.run() }, ServiceClosure { try await sessions.run() },
             heartbeat,
         ]
+    }
+
+    /// The `recipientId` of a `notify.created` envelope without decoding it, or nil when it
+    /// cannot be read that way (the caller then decodes). The envelope is written with sorted
+    /// keys, so the body's own top-level `recipientId` is the last `"recipientId":"` in it (a
+    /// quote inside a string value is escaped and cannot match); an id with an escape in it is
+    /// left to the decoder.
+    static func peekRecipientId(_ envelope: [UInt8]) -> String? {
+        let key = Array(#""recipientId":""#.utf8)
+        guard envelope.count > key.count else { return nil }
+        var i = envelope.count - key.count
+        while i >= 0 {
+            if envelope[i] == key[0] && Array(envelope[i..<(i + key.count)]) == key {
+                let start = i + key.count
+                guard let end = envelope[start...].firstIndex(of: UInt8(ascii: "\"")),
+                    !envelope[start..<end].contains(UInt8(ascii: "\\"))
+                else { return nil }
+                return String(decoding: envelope[start..<end], as: UTF8.self)
+            }
+            i -= 1
+        }
+        return nil
     }
 
     /// The head to start a subscriber at, counted toward `waitForSubscribers`.

@@ -3,11 +3,11 @@ import Shared
 
 /// Serialises API replies built as `[String: Any]` trees (absent optionals as explicit `null`).
 enum JSONOut {
-    /// UTF-8 JSON with sorted keys and unescaped slashes.
+    /// UTF-8 JSON with unescaped slashes. Keys are not sorted: sorting took a third of the
+    /// gateway's CPU when load-test clients polled notification lists (measured with perf).
     static func bytes(_ object: Any) -> [UInt8] {
         guard
-            let data = try? JSONSerialization.data(
-                withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            let data = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes])
         else { return Array("{}".utf8) }
         return Array(data)
     }

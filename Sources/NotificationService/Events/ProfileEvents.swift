@@ -107,7 +107,7 @@ struct ProfileEvents: Sendable {
             let e = try event.decode(Profile.PostCreated.self)
             let tagged = Array(Set(e.taggedUserIds)).filter { $0 != e.ownerId }.sorted()
             let followers = try tx.query(
-                "SELECT follower_id FROM follows WHERE followee_id = ? AND notify_posts = 1 ORDER BY key LIMIT ?",
+                "SELECT follower_id FROM follows WHERE followee_id = ? AND notify_posts = 1 ORDER BY follower_id LIMIT ?",
                 [e.ownerId, fanOutLimit + 1])
             guard tagged.count + followers.count <= fanOutLimit, let actor = try name(e.ownerId) else { return false }
             let post = Graph.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
@@ -130,7 +130,7 @@ struct ProfileEvents: Sendable {
     }
 
     /// Tags, then the fan-out to every follower with `notifyPosts`, `fanOutBatch` recipients per
-    /// transaction, in edge-key order; the cursor is stored with the last batch.
+    /// transaction, in recipient-id order; the cursor is stored with the last batch.
     private func postCreated(_ e: Profile.PostCreated, seq: Int64, time: String) async throws {
         let producer = Self.producer
         let actor = await users.displayName(e.ownerId)
@@ -145,25 +145,28 @@ struct ProfileEvents: Sendable {
             }
         }
         let batch = fanOutBatch
-        var after: Int64 = 0
+        var after = ""
         var total = 0
         let started = Timestamp.nowMs()
         while true {
             let from = after
-            let (last, count) = try await database.write { tx -> (Int64, Int) in
+            // In recipient order: consecutive batches insert into neighbouring pages of the
+            // notification indexes (keyed by recipient), so each index page is written about
+            // once per fan-out instead of once per batch.
+            let (last, count) = try await database.write { tx -> (String, Int) in
                 let rows = try tx.query(
                     """
-                    SELECT key, follower_id FROM follows
-                    WHERE followee_id = ? AND notify_posts = 1 AND key > ? ORDER BY key LIMIT ?
+                    SELECT follower_id FROM follows
+                    WHERE followee_id = ? AND notify_posts = 1 AND follower_id > ? ORDER BY follower_id LIMIT ?
                     """, [e.ownerId, from, batch])
                 for r in rows {
                     try NotificationStore.insert(
                         NewNotification(
-                            recipientId: r.string(1), actorId: e.ownerId, type: "post", objectId: e.postId,
+                            recipientId: r.string(0), actorId: e.ownerId, type: "post", objectId: e.postId,
                             text: "\(actor) shared a new post.", post: post, createdAt: time), in: tx)
                 }
                 if rows.count < batch { try tx.setCursor(seq, for: producer) }
-                return (rows.last?.int(0) ?? from, rows.count)
+                return (rows.last?.string(0) ?? from, rows.count)
             }
             total += count
             if count < batch { break }

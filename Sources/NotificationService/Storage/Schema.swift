@@ -9,6 +9,7 @@
 ///   `dedup` unique key `(recipient_id, actor_id, type, object_id)` so a repeated action
 ///   (unfollow + follow, unlike + like, a replayed event) never makes a second one.
 /// - `recipients`: per-recipient head seq (the counter behind `seq`) and read mark.
+/// - Migration 2 indexes `notifyPosts` edges by (followee, follower) for the fan-out.
 enum Schema {
     static let migrations: [String] = [
         """
@@ -53,6 +54,8 @@ enum Schema {
             recipient_id TEXT PRIMARY KEY,
             head_seq INTEGER NOT NULL,
             read_seq INTEGER NOT NULL DEFAULT 0);
-        """
+        """,
+        // The new-post fan-out walks a followee's notifyPosts followers in follower order.
+        "CREATE INDEX follows_notify_posts_by_follower ON follows(followee_id, follower_id) WHERE notify_posts = 1",
     ]
 }

@@ -129,7 +129,9 @@ public final class EventSubscriber: Sendable {
                                 received = []
                                 items.append(.heartbeat(hb.seq))
                             }
-                        } else if let header = try? WireJSON.decode(EventHeader.self, from: frames[1]) {
+                        } else if let header = EventHeader.peek(frames[1])
+                            ?? (try? WireJSON.decode(EventHeader.self, from: frames[1]))
+                        {
                             received.append(ReceivedEvent(header: header, envelope: frames[1]))
                             count += 1
                         }
@@ -213,7 +215,8 @@ public final class EventSubscriber: Sendable {
             var run: [ReceivedEvent] = []
             for raw in reply.events {
                 let bytes = Array(raw.utf8)
-                guard let header = try? WireJSON.decode(EventHeader.self, from: bytes) else { continue }
+                guard let header = EventHeader.peek(bytes) ?? (try? WireJSON.decode(EventHeader.self, from: bytes))
+                else { continue }
                 guard header.seq > (run.last?.header.seq ?? cursor) else { continue }
                 run.append(ReceivedEvent(header: header, envelope: bytes))
             }

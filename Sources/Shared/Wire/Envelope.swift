@@ -161,6 +161,58 @@ public struct EventHeader: Codable, Sendable, Equatable {
     public var time: String
 }
 
+extension EventHeader {
+    /// Reads the header from an envelope as `Outbox` writes it — sorted keys, the body first,
+    /// then `,"producer":"…","seq":N,"time":"…","type":"…","v":N}` — without parsing the body.
+    /// Returns nil for anything else (an escape in a string, other spacing or order), and the
+    /// caller decodes the whole envelope instead. A subscriber reads every event's header, and
+    /// a full JSON parse of each was a large share of a fan-out's CPU.
+    public static func peek(_ envelope: [UInt8]) -> EventHeader? {
+        let marker = Array(#","producer":""#.utf8)
+        guard envelope.count > marker.count, envelope.last == UInt8(ascii: "}") else { return nil }
+        var start = -1
+        var i = envelope.count - marker.count
+        while i >= 0 {
+            if envelope[i] == marker[0] && envelope[i..<(i + marker.count)].elementsEqual(marker) {
+                start = i + marker.count
+                break
+            }
+            i -= 1
+        }
+        guard start >= 0 else { return nil }
+        var p = start
+        func string() -> String? {
+            guard let end = envelope[p...].firstIndex(of: UInt8(ascii: "\"")),
+                !envelope[p..<end].contains(UInt8(ascii: "\\"))
+            else { return nil }
+            defer { p = end + 1 }
+            return String(decoding: envelope[p..<end], as: UTF8.self)
+        }
+        func literal(_ text: String) -> Bool {
+            let bytes = Array(text.utf8)
+            guard p + bytes.count <= envelope.count, envelope[p..<(p + bytes.count)].elementsEqual(bytes) else {
+                return false
+            }
+            p += bytes.count
+            return true
+        }
+        func integer() -> Int64? {
+            var value: Int64 = 0
+            let first = p
+            while p < envelope.count, envelope[p] >= 48, envelope[p] <= 57, p - first < 18 {
+                value = value * 10 + Int64(envelope[p] - 48)
+                p += 1
+            }
+            return p > first ? value : nil
+        }
+        guard let producer = string(), literal(#","seq":"#), let seq = integer(), literal(#","time":""#),
+            let time = string(), literal(#","type":""#), let type = string(), literal(#","v":"#),
+            let v = integer(), p == envelope.count - 1
+        else { return nil }
+        return EventHeader(v: Int(v), producer: producer, seq: seq, type: type, time: time)
+    }
+}
+
 /// An event envelope with its typed body.
 public struct EventEnvelope<Body: Codable & Sendable>: Codable, Sendable {
     public var v: Int

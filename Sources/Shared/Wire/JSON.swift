@@ -21,15 +21,38 @@ public enum Timestamp {
     /// Milliseconds since the Unix epoch, now.
     public static func nowMs() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-    /// Formats Unix milliseconds as RFC 3339 UTC with millisecond precision.
+    /// Formats Unix milliseconds as RFC 3339 UTC with millisecond precision,
+    /// `yyyy-MM-ddTHH:mm:ss.SSSZ` (digits written directly: `String(format:)` cost 7% of a
+    /// fan-out's CPU).
     public static func format(ms: Int64) -> String {
-        var t = time_t(ms / 1000)
+        let seconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        let millis = Int(ms - seconds * 1000)
+        var t = time_t(seconds)
         var parts = tm()
         gmtime_r(&t, &parts)
-        let millis = Int(ms % 1000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+        var out = [UInt8](repeating: 0, count: 24)
+        func put(_ value: Int, at offset: Int, width: Int) {
+            var v = value
+            for i in stride(from: offset + width - 1, through: offset, by: -1) {
+                out[i] = UInt8(48 + v % 10)
+                v /= 10
+            }
+        }
+        put(Int(parts.tm_year) + 1900, at: 0, width: 4)
+        out[4] = UInt8(ascii: "-")
+        put(Int(parts.tm_mon) + 1, at: 5, width: 2)
+        out[7] = UInt8(ascii: "-")
+        put(Int(parts.tm_mday), at: 8, width: 2)
+        out[10] = UInt8(ascii: "T")
+        put(Int(parts.tm_hour), at: 11, width: 2)
+        out[13] = UInt8(ascii: ":")
+        put(Int(parts.tm_min), at: 14, width: 2)
+        out[16] = UInt8(ascii: ":")
+        put(Int(parts.tm_sec), at: 17, width: 2)
+        out[19] = UInt8(ascii: ".")
+        put(millis, at: 20, width: 3)
+        out[23] = UInt8(ascii: "Z")
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Now, formatted.
@@ -41,6 +64,14 @@ public enum RandomID {
     /// A new random id (SystemRandomNumberGenerator: getrandom(2) on Linux).
     public static func make() -> String {
         var g = SystemRandomNumberGenerator()
-        return String(format: "%016llx%016llx", g.next() as UInt64, g.next() as UInt64)
+        let words: [UInt64] = [g.next(), g.next()]
+        var out = [UInt8](repeating: 0, count: 32)
+        for (k, word) in words.enumerated() {
+            for i in 0..<16 {
+                let nibble = Int((word >> UInt64(60 - 4 * i)) & 0xf)
+                out[16 * k + i] = nibble < 10 ? UInt8(48 + nibble) : UInt8(87 + nibble)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
