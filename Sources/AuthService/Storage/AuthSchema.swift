@@ -4,7 +4,8 @@
 ///   so their UNIQUE constraints are case-insensitive. `password_hash` is an argon2id PHC string.
 /// - `sessions`: `token_hash` is the hex SHA-256 of the bearer token (never the token);
 ///   times are Unix ms; `revoked_at` is set on logout. Expired and revoked sessions are deleted
-///   by `SessionPurge` (migration 2 indexes `expires_at` for it).
+///   by `SessionPurge` (migrations 2 and 3 index `expires_at` and `revoked_at` for it, so a
+///   purge reads only the rows it deletes).
 /// - `login_failures`: failed (or in-progress) login attempts per login identifier, stored as
 ///   a SHA-256 digest; used for throttling and pruned past the window.
 enum AuthSchema {
@@ -30,5 +31,6 @@ enum AuthSchema {
         CREATE INDEX login_failures_by_time ON login_failures(at);
         """,
         "CREATE INDEX sessions_by_expiry ON sessions(expires_at)",
+        "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL",
     ]
 }
