@@ -23,6 +23,7 @@ let usage = """
       --concurrency C         concurrent setup/check requests (default 64)
       --grace S               seconds to wait for late notifications (default 5)
       --check-sample N        celebrity: followers whose lists are checked (default min(F, 2000))
+      --check-interval S      celebrity: seconds between rounds of list checks (default 1)
       --baseline              also run the raw libzmq PUB/SUB baseline in the same shape
       --payload-bytes B       baseline payload (default: mean notification size seen)
       --users-file PATH       cached users (default ./reports/users-<host_port>-seed<S>.json)

@@ -30,6 +30,8 @@ struct Options: Sendable {
     var grace = 5.0
     /// Followers whose lists are checked after a celebrity post (default all).
     var checkSample: Int?
+    /// Seconds between the starts of two rounds of list checks (celebrity).
+    var checkInterval = 1.0
     var reportDir: String?
     /// Cached users file; default `<reports>/users-<host_port>-seed<S>.json`.
     var usersFile: String?
@@ -74,6 +76,7 @@ struct Options: Sendable {
             case "--concurrency": concurrency = max(1, Int(try number(try value(), a)))
             case "--grace": grace = try number(try value(), a)
             case "--check-sample": checkSample = Int(try number(try value(), a))
+            case "--check-interval": checkInterval = try number(try value(), a)
             case "--report-dir": reportDir = try value()
             case "--users-file": usersFile = try value()
             case "--payload-bytes": payloadBytes = Int(try number(try value(), a))
