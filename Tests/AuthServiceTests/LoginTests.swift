@@ -69,6 +69,30 @@ import Testing
         #expect(codes.contains("invalid_credentials"))
         #expect(Set(codes).isSubset(of: ["busy", "invalid_credentials"]))
     }
+
+    /// Logins whose turn would come after their deadline are refused at once (503 `busy` with
+    /// Retry-After), not left to time out in the queue.
+    @Test func loginsThatCannotBeServedInTimeAreRefusedWithRetryAfter() async throws {
+        let auth = try await AuthFixture.start(["AUTH_HASH_CONCURRENCY": "1"])
+        let outcomes = try await withThrowingTaskGroup(of: (String, Int?).self) { group in
+            for i in 0..<60 {
+                group.addTask {
+                    do {
+                        _ = try await auth.client.call(
+                            Auth.Login.self, .init(login: "ghost\(i)", password: "wrong password"), timeoutMs: 1_500)
+                        return ("ok", nil)
+                    } catch let e as ServiceError { return (e.code, e.retryAfter) }
+                }
+            }
+            return try await group.reduce(into: [(String, Int?)]()) { $0.append($1) }
+        }
+        let busy = outcomes.filter { $0.0 == "busy" }
+        #expect(!busy.isEmpty)
+        #expect(busy.allSatisfy { ($0.1 ?? 0) >= 1 })
+        #expect(outcomes.contains { $0.0 == "invalid_credentials" })
+        // A few may still miss a deadline when a hash runs slower than the running average.
+        #expect(outcomes.filter { $0.0 == "deadline_exceeded" || $0.0 == "service_timeout" }.count <= 3)
+    }
 }
 
 /// A thread-safe counter for tests.

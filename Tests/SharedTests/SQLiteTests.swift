@@ -34,6 +34,15 @@ struct SQLiteTests {
         #expect(throws: SQLiteError.self) { try c.query("SELECT nope FROM u") }
     }
 
+    @Test func textWithNULAndNonASCIIRoundTrips() throws {
+        let c = try SQLiteConnection(path: temporaryPath())
+        try c.execute("CREATE TABLE t(v TEXT)")
+        let value = "a\u{0}b \u{202E}é😀"
+        try c.query("INSERT INTO t(v) VALUES (?)", [value])
+        #expect(try c.queryOne("SELECT v FROM t")?.string(0) == value)
+        #expect(try c.queryOne("SELECT length(CAST(v AS BLOB)) FROM t")?.int(0) == Int64(value.utf8.count))
+    }
+
     @Test func transactionsRollBackOnThrow() async throws {
         let db = try Database(path: temporaryPath(), producer: "x", migrations: ["CREATE TABLE t(v INTEGER)"])
         struct Boom: Error {}

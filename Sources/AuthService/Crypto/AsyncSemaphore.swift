@@ -10,14 +10,17 @@ actor AsyncSemaphore {
     }
 
     /// Takes a permit, waiting if none is free.
-    /// - Parameter maxWaiting: when this many tasks already wait, gives up at once.
-    /// - Returns: whether a permit was taken (false only when the queue was full).
-    func acquire(maxWaiting: Int = .max) async -> Bool {
+    /// - Parameters:
+    ///   - maxWaiting: when this many tasks already wait, gives up at once.
+    ///   - admit: asked with the number of tasks already waiting when there is no free permit;
+    ///     returning false gives up at once (e.g. when the wait would outlast a deadline).
+    /// - Returns: whether a permit was taken (false when the queue was full or not admitted).
+    func acquire(maxWaiting: Int = .max, admit: @Sendable (Int) -> Bool = { _ in true }) async -> Bool {
         if available > 0 {
             available -= 1
             return true
         }
-        guard waiters.count < maxWaiting else { return false }
+        guard waiters.count < maxWaiting, admit(waiters.count) else { return false }
         await withCheckedContinuation { waiters.append($0) }
         return true  // the releaser handed its permit over
     }

@@ -21,6 +21,9 @@ final class PasswordHasher: Sendable {
 
     private let slots: AsyncSemaphore
     private let queueLimit: Int
+    private let concurrency: Int
+    /// Moving average of one hash's duration in ms (starts from the dummy hash's).
+    private let meanHashMs = Locked(50.0)
     private let queue = DispatchQueue(label: "auth.argon2id", attributes: .concurrent)
     /// A hash of a random password, verified against when the account does not exist so that an
     /// unknown user costs the same time as a wrong password.
@@ -31,15 +34,19 @@ final class PasswordHasher: Sendable {
     init(concurrency: Int, queueLimit: Int) throws {
         slots = AsyncSemaphore(permits: concurrency)
         self.queueLimit = queueLimit
+        self.concurrency = max(1, concurrency)
         var random = [UInt8](repeating: 0, count: 32)
         randombytes_buf(&random, random.count)
+        let started = Timestamp.nowMs()
         dummyHash = try Self.hashNow(random)
+        meanHashMs.withLock { $0 = Double(max(1, Timestamp.nowMs() - started)) }
     }
 
     /// Hashes `password` (at most `maxPasswordBytes` UTF-8 bytes; the caller checks).
     /// - Parameter deadline: Unix ms after which the caller has given up (no hash is computed then).
     /// - Returns: the PHC string to store.
-    /// - Throws: `ServiceError` 503 `busy` (queue full), 504 `deadline_exceeded`, 500.
+    /// - Throws: `ServiceError` 503 `busy` with `retryAfter` (queue full, or the caller's turn
+    ///   would come after its deadline), 504 `deadline_exceeded`, 500.
     func hash(_ password: String, deadline: Int64) async throws -> String {
         let bytes = Array(password.utf8)
         return try await withSlot(deadline: deadline) { try Self.hashNow(bytes) }
@@ -59,17 +66,34 @@ final class PasswordHasher: Sendable {
     private func withSlot<T: Sendable>(deadline: Int64, _ work: @escaping @Sendable () throws -> T)
         async throws -> T
     {
-        guard await slots.acquire(maxWaiting: queueLimit) else {
-            throw ServiceError(code: "busy", message: "too many password checks in progress", status: 503)
+        // Admission: a caller whose turn would come after its deadline is refused at once with
+        // 503 and Retry-After, instead of waiting in the queue only to time out (504).
+        let mean = meanHashMs.withLock { $0 }
+        let concurrency = self.concurrency
+        let now = Timestamp.nowMs()
+        let expectedWaitMs = Locked(0.0)
+        let admitted = await slots.acquire(maxWaiting: queueLimit) { waiting in
+            let wait = Double(waiting / concurrency + 1) * mean
+            expectedWaitMs.withLock { $0 = wait }
+            // A margin of half again, plus 50 ms for the reply's trip: hash times vary.
+            return Double(now) + 1.5 * (wait + mean) + 50 <= Double(deadline)
+        }
+        guard admitted else {
+            let seconds = max(1, Int((expectedWaitMs.withLock { $0 } / 1000).rounded(.up)))
+            throw ServiceError(
+                code: "busy", message: "too many password checks in progress", status: 503, retryAfter: seconds)
         }
         guard Timestamp.nowMs() < deadline else {
             await slots.release()
             throw ServiceError(
                 code: "deadline_exceeded", message: "deadline passed while waiting to hash", status: 504)
         }
+        let started = Timestamp.nowMs()
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result { try work() }) }
         }
+        let took = Double(max(1, Timestamp.nowMs() - started))
+        meanHashMs.withLock { $0 = 0.8 * $0 + 0.2 * took }
         await slots.release()
         return try result.get()
     }

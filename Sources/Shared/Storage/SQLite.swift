@@ -144,7 +144,17 @@ public final class SQLiteConnection {
             case .null: rc = sqlite3_bind_null(stmt, idx)
             case .int(let v): rc = sqlite3_bind_int64(stmt, idx, v)
             case .double(let v): rc = sqlite3_bind_double(stmt, idx, v)
-            case .text(let v): rc = sqlite3_bind_text(stmt, idx, v, -1, sqliteTransient)
+            case .text(let v):
+                // With its byte length: a length of -1 would stop at the first NUL in the text.
+                var text = v
+                rc = text.withUTF8 { bytes in
+                    guard let base = bytes.baseAddress, bytes.count > 0 else {
+                        return sqlite3_bind_text(stmt, idx, "", 0, sqliteTransient)
+                    }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text(stmt, idx, $0, Int32(bytes.count), sqliteTransient)
+                    }
+                }
             case .blob(let v):
                 rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress, Int32($0.count), sqliteTransient) }
             }
@@ -162,7 +172,11 @@ public final class SQLiteConnection {
                 switch sqlite3_column_type(stmt, c) {
                 case SQLITE_INTEGER: values.append(.int(sqlite3_column_int64(stmt, c)))
                 case SQLITE_FLOAT: values.append(.double(sqlite3_column_double(stmt, c)))
-                case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, c))))
+                case SQLITE_TEXT:
+                    let n = Int(sqlite3_column_bytes(stmt, c))  // after column_text: bytes of the UTF-8 form
+                    let p = sqlite3_column_text(stmt, c)
+                    values.append(
+                        .text(p.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: n), as: UTF8.self) } ?? ""))
                 case SQLITE_BLOB:
                     let n = Int(sqlite3_column_bytes(stmt, c))
                     if n > 0, let p = sqlite3_column_blob(stmt, c) {
