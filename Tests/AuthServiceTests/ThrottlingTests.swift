@@ -2,7 +2,7 @@ import Shared
 import TestSupport
 import Testing
 
-/// Login throttling: 5 failures per login identifier within 15 minutes, then 429 with
+/// Login throttling: 5 failures per account (or login identifier) within 15 minutes, then 429 with
 /// `retryAfter`, the same for accounts that do not exist.
 @Suite struct ThrottlingTests {
     func fail(_ auth: AuthFixture, _ login: String, times: Int) async {
@@ -24,6 +24,8 @@ import Testing
         #expect(retryAfter >= 1 && retryAfter <= 900)
         // The identifier is compared lower-cased.
         await expectError("too_many_attempts", status: 429) { _ = try await auth.login("ALICE") }
+        // And failures count per account: the email does not open a second window of guesses.
+        await expectError("too_many_attempts", status: 429) { _ = try await auth.login("Alice@Example.com") }
     }
 
     @Test func unknownAccountsAreThrottledTheSameWay() async throws {

@@ -35,8 +35,8 @@ extension AuthHandlers {
         return Auth.SessionReply(identity: identity, session: session)
     }
 
-    /// `auth.login`: by email or username, case-insensitive. Throttled per identifier (see
-    /// `LoginThrottle`); an unknown account is verified against a dummy hash, so it costs the same
+    /// `auth.login`: by email or username, case-insensitive. Throttled per account, or per
+    /// identifier when no account matches (see `LoginThrottle`); an unknown account is verified against a dummy hash, so it costs the same
     /// time and gets the same 401 `invalid_credentials` as a wrong password.
     func login(_ request: Auth.Login.Request, _ context: RequestContext) async throws
         -> Auth.SessionReply
@@ -45,15 +45,17 @@ extension AuthHandlers {
             throw ServiceError.validation([IdentityRules.tooLong])
         }
         let login = request.login.trimmingWhitespace().lowercased()
-        let key = LoginThrottle.key(login)
+        let account = try await database.read { c in
+            try c.queryOne(
+                "SELECT \(UserQueries.identityColumns), password_hash FROM users WHERE username = ? OR email = ? LIMIT 1",
+                [login, login]
+            ).map { (identity: UserQueries.identity($0), hash: $0.string(4)) }
+        }
+        // Throttled per account when there is one, so that switching between its username and
+        // its email does not double the guesses; per identifier otherwise (same reply either way).
+        let key = account.map { LoginThrottle.accountKey($0.identity.id) } ?? LoginThrottle.key(login)
         let ttl = sessionTTLMs
         return try await throttle.attempt(key: key, failure: Self.invalidCredentials) {
-            let account = try await database.read { c in
-                try c.queryOne(
-                    "SELECT \(UserQueries.identityColumns), password_hash FROM users WHERE username = ? OR email = ? LIMIT 1",
-                    [login, login]
-                ).map { (identity: UserQueries.identity($0), hash: $0.string(4)) }
-            }
             let matches = try await hasher.verify(
                 request.password, against: account?.hash, deadline: context.deadline)
             guard matches, let account else {

@@ -28,6 +28,12 @@ struct LoginThrottle: Sendable {
         SessionToken.digest("login:" + login.trimmingWhitespace().lowercased())
     }
 
+    /// The key stored for an existing account: failures count per account, whichever of its
+    /// identifiers (username or email) was typed.
+    static func accountKey(_ userId: String) -> String {
+        SessionToken.digest("account:" + userId)
+    }
+
     /// Runs one login attempt for `key`: throws 429 when over the limit, otherwise runs `body`
     /// and records a failure when it throws `failure`.
     /// - Throws: 429 `too_many_attempts` (with `retryAfter` seconds, ≥ 1), or what `body` throws.
