@@ -21,6 +21,20 @@ import Testing
         }
     }
 
+    @Test func registerReportsEveryInvalidProfileFieldAtOnce() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let r = try await h.request(
+            "POST", "/v1/auth/register",
+            json: [
+                "email": "zed@example.com", "username": "zed", "password": "password-123",
+                "name": String(repeating: "x", count: 101), "birthDate": "2020-02-30", "gender": "robot",
+            ])
+        #expect(r.status == 400 && r.object["code"] as? String == "invalid_field")
+        let fields = Set(((r.object["errors"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String })
+        #expect(fields == ["name", "birthDate", "gender"])
+    }
+
     @Test func bodiesRejectUnknownFieldsAndWrongTypes() async throws {
         let h = try await GatewayHarness.start()
         defer { h.stop() }

@@ -13,16 +13,26 @@ extension Gateway {
         let name = try body.optionalString("name")
         let birthDate = try body.optionalString("birthDate")
         let gender = try body.optionalString("gender")
+        // Every profile-field error at once (AuthService reports its own fields together too).
+        var errors: [FieldError] = []
         if let name, name.count > 100 {
-            throw Problem.invalidField("name", "must be at most 100 characters")
+            errors.append(FieldError(field: "name", code: "invalid_field", message: "must be at most 100 characters"))
         }
         if let birthDate, !FieldRules.isBirthDate(birthDate) {
-            throw Problem.invalidField(
-                "birthDate", "must be a past date as YYYY-MM-DD", code: "invalid_birth_date")
+            errors.append(
+                FieldError(
+                    field: "birthDate", code: "invalid_birth_date",
+                    message: "must be a real date from 1900-01-01 to today, as YYYY-MM-DD"))
         }
         if let gender, !FieldRules.genders.contains(gender) {
-            throw Problem.invalidField(
-                "gender", "must be female, male, custom or prefer_not_to_say", code: "invalid_gender")
+            errors.append(
+                FieldError(
+                    field: "gender", code: "invalid_gender", message: "must be female, male, custom or prefer_not_to_say"))
+        }
+        if !errors.isEmpty {
+            throw Problem(
+                status: 400, code: "invalid_field",
+                detail: errors.map { "\($0.field): \($0.message)" }.joined(separator: "; "), errors: errors)
         }
         let session = try await auth.call(
             Auth.Register.self, .init(email: email, username: username, password: password))

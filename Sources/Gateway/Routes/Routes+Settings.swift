@@ -73,7 +73,7 @@ extension Gateway {
         }
         if let date = request.birthDate, !FieldRules.isBirthDate(date) {
             throw Problem.invalidField(
-                "birthDate", "must be a past date as YYYY-MM-DD", code: "invalid_birth_date")
+                "birthDate", "must be a real date from 1900-01-01 to today, as YYYY-MM-DD", code: "invalid_birth_date")
         }
         return reply(200, Shapes.me(try await profile.call(Profile.UpdateMe.self, request)))
     }
