@@ -178,6 +178,12 @@ struct ContractTests {
                 json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
         } while cursor != nil
         #expect(seen == created.reversed())
+        // A cursor no list gave out is a 400 naming the field, from either service.
+        for path in ["/v1/users/\(owner.name)/posts?cursor=garbage", "/v1/notifications?cursor=-5"] {
+            let bad = try http.request("GET", path, token: owner.token)
+            #expect(bad.status == 400 && bad.object["code"] as? String == "invalid_cursor", "\(path)")
+            #expect((bad.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "cursor", "\(path)")
+        }
     }
 
     @Test func streamResumesAfterLastEventIdWithNothingLostOrRepeated() async throws {

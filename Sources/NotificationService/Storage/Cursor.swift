@@ -9,7 +9,9 @@ enum Cursor {
     static func decode(_ cursor: String?) throws -> Int64 {
         guard let cursor else { return Int64.max }
         guard let key = Int64(cursor), key > 0 else {
-            throw ServiceError.badRequest("invalid_cursor", "cursor is not one this list gave out")
+            throw ServiceError.badRequest(
+                "invalid_cursor", "cursor is not one this list gave out",
+                fields: [FieldError(field: "cursor", code: "invalid_cursor", message: "cursor is not one this list gave out")])
         }
         return key
     }
