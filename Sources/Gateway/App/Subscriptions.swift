@@ -62,20 +62,8 @@ extension Gateway {
     /// quote inside a string value is escaped and cannot match); an id with an escape in it is
     /// left to the decoder.
     static func peekRecipientId(_ envelope: [UInt8]) -> String? {
-        let key = Array(#""recipientId":""#.utf8)
-        guard envelope.count > key.count else { return nil }
-        var i = envelope.count - key.count
-        while i >= 0 {
-            if envelope[i] == key[0] && Array(envelope[i..<(i + key.count)]) == key {
-                let start = i + key.count
-                guard let end = envelope[start...].firstIndex(of: UInt8(ascii: "\"")),
-                    !envelope[start..<end].contains(UInt8(ascii: "\\"))
-                else { return nil }
-                return String(decoding: envelope[start..<end], as: UTF8.self)
-            }
-            i -= 1
-        }
-        return nil
+        guard let start = EnvelopeScan.end(ofLast: Array(#""recipientId":""#.utf8), in: envelope) else { return nil }
+        return EnvelopeScan.plainString(in: envelope, from: start)?.value
     }
 
     /// The head to start a subscriber at, counted toward `waitForSubscribers`.

@@ -105,28 +105,39 @@ struct ProfileEvents: Sendable {
         case Profile.PostCreated.type:
             guard fanOutLimit > 0 else { return false }
             let e = try event.decode(Profile.PostCreated.self)
-            let tagged = Array(Set(e.taggedUserIds)).filter { $0 != e.ownerId }.sorted()
-            let followers = try tx.query(
-                "SELECT follower_id FROM follows WHERE followee_id = ? AND notify_posts = 1 ORDER BY follower_id LIMIT ?",
-                [e.ownerId, fanOutLimit + 1])
+            let tagged = Self.taggedRecipients(e)
+            let followers = try tx.query(Self.fanOutPage, [e.ownerId, "", fanOutLimit + 1])
             guard tagged.count + followers.count <= fanOutLimit, let actor = try name(e.ownerId) else { return false }
-            let post = Graph.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
-            for user in tagged {
-                try NotificationStore.insert(
-                    NewNotification(
-                        recipientId: user, actorId: e.ownerId, type: "tag", objectId: e.postId,
-                        text: "\(actor) tagged you in a post.", post: post, createdAt: time), in: tx)
-            }
-            for row in followers {
-                try NotificationStore.insert(
-                    NewNotification(
-                        recipientId: row.string(0), actorId: e.ownerId, type: "post", objectId: e.postId,
-                        text: "\(actor) shared a new post.", post: post, createdAt: time), in: tx)
-            }
+            for user in tagged { try Self.notify(user, of: e, type: "tag", actor: actor, time: time, in: tx) }
+            for row in followers { try Self.notify(row.string(0), of: e, type: "post", actor: actor, time: time, in: tx) }
         default:
             break
         }
         return true
+    }
+
+    /// One page of a followee's `notifyPosts` followers after a follower id (`""` for the first),
+    /// in follower-id order. Parameters: followee id, last follower id, limit.
+    private static let fanOutPage = """
+        SELECT follower_id FROM follows
+        WHERE followee_id = ? AND notify_posts = 1 AND follower_id > ? ORDER BY follower_id LIMIT ?
+        """
+
+    /// The users tagged in a new post, without its author, once each, in a stable order.
+    private static func taggedRecipients(_ e: Profile.PostCreated) -> [String] {
+        Array(Set(e.taggedUserIds)).filter { $0 != e.ownerId }.sorted()
+    }
+
+    /// Stores the notification a new post makes for `recipient`: `tag` (tagged in it) or `post`
+    /// (a follower with notifyPosts).
+    private static func notify(
+        _ recipient: String, of e: Profile.PostCreated, type: String, actor: String, time: String, in tx: Transaction
+    ) throws {
+        try NotificationStore.insert(
+            NewNotification(
+                recipientId: recipient, actorId: e.ownerId, type: type, objectId: e.postId,
+                text: type == "tag" ? "\(actor) tagged you in a post." : "\(actor) shared a new post.",
+                post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: time), in: tx)
     }
 
     /// Tags, then the fan-out to every follower with `notifyPosts`, `fanOutBatch` recipients per
@@ -134,15 +145,9 @@ struct ProfileEvents: Sendable {
     private func postCreated(_ e: Profile.PostCreated, seq: Int64, time: String) async throws {
         let producer = Self.producer
         let actor = await users.displayName(e.ownerId)
-        let post = Graph.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
-        let tagged = Array(Set(e.taggedUserIds)).filter { $0 != e.ownerId }.sorted()
+        let tagged = Self.taggedRecipients(e)
         try await database.write { tx in
-            for user in tagged {
-                try NotificationStore.insert(
-                    NewNotification(
-                        recipientId: user, actorId: e.ownerId, type: "tag", objectId: e.postId,
-                        text: "\(actor) tagged you in a post.", post: post, createdAt: time), in: tx)
-            }
+            for user in tagged { try Self.notify(user, of: e, type: "tag", actor: actor, time: time, in: tx) }
         }
         let batch = fanOutBatch
         var after = ""
@@ -154,17 +159,8 @@ struct ProfileEvents: Sendable {
             // notification indexes (keyed by recipient), so each index page is written about
             // once per fan-out instead of once per batch.
             let (last, count) = try await database.write { tx -> (String, Int) in
-                let rows = try tx.query(
-                    """
-                    SELECT follower_id FROM follows
-                    WHERE followee_id = ? AND notify_posts = 1 AND follower_id > ? ORDER BY follower_id LIMIT ?
-                    """, [e.ownerId, from, batch])
-                for r in rows {
-                    try NotificationStore.insert(
-                        NewNotification(
-                            recipientId: r.string(0), actorId: e.ownerId, type: "post", objectId: e.postId,
-                            text: "\(actor) shared a new post.", post: post, createdAt: time), in: tx)
-                }
+                let rows = try tx.query(Self.fanOutPage, [e.ownerId, from, batch])
+                for r in rows { try Self.notify(r.string(0), of: e, type: "post", actor: actor, time: time, in: tx) }
                 if rows.count < batch { try tx.setCursor(seq, for: producer) }
                 return (rows.last?.string(0) ?? from, rows.count)
             }

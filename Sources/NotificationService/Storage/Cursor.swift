@@ -9,9 +9,7 @@ enum Cursor {
     static func decode(_ cursor: String?) throws -> Int64 {
         guard let cursor else { return Int64.max }
         guard let key = Int64(cursor), key > 0 else {
-            throw ServiceError.badRequest(
-                "invalid_cursor", "cursor is not one this list gave out",
-                fields: [FieldError(field: "cursor", code: "invalid_cursor", message: "cursor is not one this list gave out")])
+            throw ServiceError.invalidCursor()
         }
         return key
     }
@@ -20,19 +18,4 @@ enum Cursor {
 
     /// The page size, 1...100 (the gateway validates; this only guards the service).
     static func clampLimit(_ limit: Int) -> Int { min(max(limit, 1), 100) }
-}
-
-extension SQLiteConnection {
-    /// Runs `body` inside `BEGIN`…`COMMIT` on a read connection, so its statements see one snapshot.
-    func snapshot<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
-        do {
-            let result = try body()
-            try execute("COMMIT")
-            return result
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
-    }
 }

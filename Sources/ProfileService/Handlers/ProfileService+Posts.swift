@@ -100,13 +100,13 @@ extension ProfileService {
         }
         let limit = Cursor.limit(request.page)
         return try await database.read { conn in
-            try conn.execute("BEGIN")
-            defer { try? conn.execute("COMMIT") }
-            let page = try PostRows.page(
-                userId: user.id, tagged: request.tagged, after: after, limit: limit, conn)
-            return Page(
-                items: try PostRows.render(page.records, viewerId: request.viewerId, conn),
-                nextCursor: page.next)
+            try conn.snapshot {
+                let page = try PostRows.page(
+                    userId: user.id, tagged: request.tagged, after: after, limit: limit, conn)
+                return Page(
+                    items: try PostRows.render(page.records, viewerId: request.viewerId, conn),
+                    nextCursor: page.next)
+            }
         }
     }
 }

@@ -9,9 +9,7 @@ enum Cursor {
     static func decode(_ cursor: String?) throws -> Int64? {
         guard let cursor else { return nil }
         guard let key = Int64(cursor), key > 0 else {
-            throw ServiceError.badRequest(
-                "invalid_cursor", "cursor is not valid",
-                fields: [FieldError(field: "cursor", code: "invalid_cursor", message: "cursor is not valid")])
+            throw ServiceError.invalidCursor()
         }
         return key
     }

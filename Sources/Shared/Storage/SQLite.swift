@@ -205,7 +205,17 @@ public final class SQLiteConnection {
 
     /// Runs `body` in a transaction (`BEGIN IMMEDIATE`), committing on return, rolling back on throw.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN IMMEDIATE")
+        try inTransaction("BEGIN IMMEDIATE", body)
+    }
+
+    /// Runs `body` inside `BEGIN`…`COMMIT` on a read connection, so its statements see one
+    /// snapshot of the database (WAL); rolled back if `body` throws.
+    public func snapshot<T>(_ body: () throws -> T) throws -> T {
+        try inTransaction("BEGIN", body)
+    }
+
+    private func inTransaction<T>(_ begin: String, _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let result = try body()
             try execute("COMMIT")

@@ -110,6 +110,11 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
     public static func badRequest(_ code: String, _ message: String, fields: [FieldError]? = nil) -> ServiceError {
         ServiceError(code: code, message: message, status: 400, fields: fields)
     }
+    /// 400 `invalid_cursor`, naming the `cursor` field: a page cursor the list never gave out.
+    public static func invalidCursor(_ message: String = "cursor is not one this list gave out") -> ServiceError {
+        badRequest(
+            "invalid_cursor", message, fields: [FieldError(field: "cursor", code: "invalid_cursor", message: message)])
+    }
     /// A validation failure naming the fields (code `validation_failed` unless one field: its code).
     public static func validation(_ fields: [FieldError]) -> ServiceError {
         let code = fields.count == 1 ? fields[0].code : "validation_failed"
@@ -161,6 +166,32 @@ public struct EventHeader: Codable, Sendable, Equatable {
     public var time: String
 }
 
+/// Reading values out of envelopes that `Outbox` wrote (sorted keys, no spaces) without parsing
+/// them: what a subscriber needs from every event it receives.
+public enum EnvelopeScan {
+    /// Where the last occurrence of `marker` in `bytes` ends, or nil. The last one, because an
+    /// envelope's top-level keys follow its body, and a body's nested object keys come first.
+    public static func end(ofLast marker: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard !marker.isEmpty, bytes.count >= marker.count else { return nil }
+        var i = bytes.count - marker.count
+        while i >= 0 {
+            if bytes[i] == marker[0] && bytes[i..<(i + marker.count)].elementsEqual(marker) { return i + marker.count }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// The JSON string value starting at `start` (just after its opening quote), read up to the
+    /// closing quote, and the index after that quote; nil if it holds an escape (the caller
+    /// decodes instead) or is not closed.
+    public static func plainString(in bytes: [UInt8], from start: Int) -> (value: String, next: Int)? {
+        guard start <= bytes.count, let end = bytes[start...].firstIndex(of: UInt8(ascii: "\"")),
+            !bytes[start..<end].contains(UInt8(ascii: "\\"))
+        else { return nil }
+        return (String(decoding: bytes[start..<end], as: UTF8.self), end + 1)
+    }
+}
+
 extension EventHeader {
     /// Reads the header from an envelope as `Outbox` writes it — sorted keys, the body first,
     /// then `,"producer":"…","seq":N,"time":"…","type":"…","v":N}` — without parsing the body.
@@ -168,25 +199,13 @@ extension EventHeader {
     /// caller decodes the whole envelope instead. A subscriber reads every event's header, and
     /// a full JSON parse of each was a large share of a fan-out's CPU.
     public static func peek(_ envelope: [UInt8]) -> EventHeader? {
-        let marker = Array(#","producer":""#.utf8)
-        guard envelope.count > marker.count, envelope.last == UInt8(ascii: "}") else { return nil }
-        var start = -1
-        var i = envelope.count - marker.count
-        while i >= 0 {
-            if envelope[i] == marker[0] && envelope[i..<(i + marker.count)].elementsEqual(marker) {
-                start = i + marker.count
-                break
-            }
-            i -= 1
-        }
-        guard start >= 0 else { return nil }
-        var p = start
+        guard envelope.last == UInt8(ascii: "}"),
+            var p = EnvelopeScan.end(ofLast: Array(#","producer":""#.utf8), in: envelope)
+        else { return nil }
         func string() -> String? {
-            guard let end = envelope[p...].firstIndex(of: UInt8(ascii: "\"")),
-                !envelope[p..<end].contains(UInt8(ascii: "\\"))
-            else { return nil }
-            defer { p = end + 1 }
-            return String(decoding: envelope[p..<end], as: UTF8.self)
+            guard let (value, next) = EnvelopeScan.plainString(in: envelope, from: p) else { return nil }
+            p = next
+            return value
         }
         func literal(_ text: String) -> Bool {
             let bytes = Array(text.utf8)
