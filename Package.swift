@@ -29,7 +29,7 @@ let package = Package(
         .executableTarget(name: "LoadTest", dependencies: ["Shared", "TestSupport", "CZMQ", "CCurl"]),
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
-        .testTarget(name: "AuthServiceTests", dependencies: ["Shared", "TestSupport"]),
+        .testTarget(name: "AuthServiceTests", dependencies: ["AuthService", "Shared", "TestSupport"]),
         .testTarget(name: "NotificationServiceTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "ProfileServiceTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Shared", "TestSupport"]),

@@ -25,6 +25,9 @@ actor AsyncSemaphore {
         return true  // the releaser handed its permit over
     }
 
+    /// Tasks waiting for a permit.
+    var waiting: Int { waiters.count }
+
     /// Returns a permit, handing it to the oldest waiter if any.
     func release() {
         if waiters.isEmpty {
