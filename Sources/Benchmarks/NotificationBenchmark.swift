@@ -110,19 +110,14 @@ enum NotificationBenchmark {
         say("star.big followers:      \(header.followers)")
 
         // Count notify.created from now on.
-        let replay = try await client.call(Ops.Replay.self, .init(after: 0, limit: 0))
         let received = Counter(0)
         let notificationEndpoints = cluster.endpoints["notification"]!
-        let subscriber = EventSubscriber(
-            producer: "notification", eventsEndpoint: notificationEndpoints["events"]!, context: context,
-            replay: client,
-            logger: Logger(service: "bench", minimum: .error), startAfter: { replay.head },
-            deliver: { event in
-                if event.header.type == Graph.NotificationCreated.type {
-                    received.value.add(1, ordering: .relaxed)
-                }
-            })
+        let subscriber = LiveEventSubscriber(
+            producer: .notification, endpoint: notificationEndpoints["events"]!, context: context, replay: client,
+            logger: Logger(service: "bench", minimum: .error))
+        subscriber.on(Graph.NotificationCreated.self) { events in received.value.add(events.count, ordering: .relaxed) }
         let subscription = Task { try await subscriber.run() }
+        await subscriber.waitUntilStarted(timeoutMs: 10_000)
         defer { subscription.cancel() }
         func waitFor(_ target: Int) async throws -> Date {
             let deadline = Date().addingTimeInterval(600)
@@ -188,7 +183,7 @@ enum NotificationBenchmark {
         }
         try await fanOut(starSmall, small, "post-small")
         try await fanOut(starBig, big, "post-big")
-        let stats = subscriber.stats.withLock { $0 }
+        let stats = subscriber.counters()
         say(
             "subscriber stats:        \(stats.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
         )

@@ -39,6 +39,12 @@ enum TestRPC {
         static let type = "test.happened"
         var n: Int
     }
+
+    /// Published under `Happened`'s type with a body that does not decode as one.
+    struct Mistyped: Event {
+        static let type = "test.happened"
+        var n: String
+    }
 }
 
 /// Starts an in-process host with the test handlers on ephemeral loopback ports.

@@ -13,7 +13,7 @@ import Synchronization
 ///
 /// Both sockets live on one thread; handlers hand their replies back through a locked queue
 /// and an eventfd (`Wakeup`).
-public final class ServiceHost: Sendable {
+public final class ServiceHost: Service {
     public typealias Handler = @Sendable (_ envelope: [UInt8], _ context: RequestContext) async -> [UInt8]
 
     public let name: String
@@ -67,7 +67,6 @@ public final class ServiceHost: Sendable {
     /// Registers the handler for one message type. A handler throwing `ServiceError` answers
     /// with that error; any other error answers `internal_error` (and is logged).
     public func on<R: RPC>(_ rpc: R.Type, _ handler: @escaping @Sendable (R.Request, RequestContext) async throws -> R.Reply) {
-        let logger = self.logger
         let wrapped: Handler = { bytes, context in
             let reply: ReplyEnvelope<R.Reply>
             do {
@@ -81,7 +80,7 @@ public final class ServiceHost: Sendable {
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
                 } catch {
-                    logger.error("request.failed", metadata: ["type": context.type, "error": "\(error)", "trace": context.trace])
+                    context.logger.error("request.failed", metadata: ["error": "\(error)"])
                     reply = ReplyEnvelope(
                         id: context.correlationId, type: context.type, body: nil, error: .internal("internal error"))
                 }
@@ -121,7 +120,11 @@ public final class ServiceHost: Sendable {
         return (rpc, events)
     }
 
-    /// Runs until the task is cancelled, then stops (see `stop()`) and returns.
+    /// Stops gracefully (see `stop()`).
+    public func shutdownGracefully() { stop() }
+
+    /// Runs until the task is cancelled or `stop()` is called, then stops (see `stop()`) and
+    /// returns once the sockets are closed.
     public func run() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -271,8 +274,8 @@ public final class ServiceHost: Sendable {
                 ServiceError(code: "deadline_exceeded", message: "deadline passed before handling", status: 504))
             return
         }
-        count("requests.\(header.type)")
         if header.type == Ops.Ping.type {
+            count("requests.\(header.type)")
             let body = Ops.Ping.Reply(service: name, uptimeMs: Timestamp.nowMs() - startedMs, counters: counterSnapshot())
             if let bytes = try? WireJSON.encode(ReplyEnvelope(id: header.id, type: header.type, body: body, error: nil)) {
                 _ = try? router.send(routing + [bytes], dontWait: true)
@@ -280,10 +283,15 @@ public final class ServiceHost: Sendable {
             return
         }
         guard let handler = handlers.withLock({ $0[header.type] }) else {
+            // Counted under one key: a caller cannot grow the counters with made-up types.
+            count("requests.unknown_type")
             reply(header.id, header.type, .badRequest("unknown_type", "no handler for \(header.type)"))
             return
         }
-        let context = RequestContext(correlationId: header.id, type: header.type, deadline: header.deadline, trace: header.trace)
+        count("requests.\(header.type)")
+        let context = RequestContext(
+            correlationId: header.id, type: header.type, deadline: header.deadline, trace: header.trace,
+            logger: logger)
         inflight[header.id] = routing
         Task { [self] in
             let bytes = await handler(payload, context)

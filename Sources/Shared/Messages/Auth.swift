@@ -42,18 +42,22 @@ public enum Auth {
         public typealias Reply = SessionReply
     }
 
-    /// Logs in by email or username (case-insensitive).
-    /// Errors: 401 `invalid_credentials` (same for unknown user and wrong password),
-    /// 429 `too_many_attempts` with `retryAfter` seconds.
+    /// Logs in by email or username (case-insensitive), throttled per account and client
+    /// address. Errors: 401 `invalid_credentials` (same for unknown user and wrong password),
+    /// 429 `too_many_attempts` with `retryAfter` seconds, 503 `busy` with `retryAfter`.
     public enum Login: RPC {
         public static let type = "auth.login"
         public static let isIdempotent = false
         public struct Request: Codable, Sendable {
             public var login: String
             public var password: String
-            public init(login: String, password: String) {
+            /// The client's IP address as the gateway saw it (nil when unknown: all such
+            /// attempts share one address for throttling).
+            public var clientAddress: String?
+            public init(login: String, password: String, clientAddress: String? = nil) {
                 self.login = login
                 self.password = password
+                self.clientAddress = clientAddress
             }
         }
         public typealias Reply = SessionReply
@@ -138,6 +142,26 @@ public enum Auth {
             }
         }
         public typealias Reply = Identity
+    }
+
+    /// Checks identity fields against AuthService's rules without creating or changing
+    /// anything (nil = not checked), so a caller that also has other fields to validate can
+    /// report every error at once before acting. Uniqueness is not checked here (409 comes
+    /// from register or change). Errors: 400 with `fields`.
+    public enum CheckIdentityFields: RPC {
+        public static let type = "auth.check_fields"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var email: String?
+            public var username: String?
+            public var password: String?
+            public init(email: String? = nil, username: String? = nil, password: String? = nil) {
+                self.email = email
+                self.username = username
+                self.password = password
+            }
+        }
+        public typealias Reply = Empty
     }
 
     // MARK: Events

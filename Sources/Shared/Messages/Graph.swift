@@ -120,7 +120,8 @@ public enum Graph {
     }
 
     /// A notification as NotificationService stores it; the gateway replaces `actorId` with the
-    /// actor's PublicUser to make the API's `Notification`.
+    /// actor's PublicUser and renders the text from the actor's *current* username
+    /// (`NotificationText`), so a rename shows at once.
     public struct Notification: Codable, Sendable, Equatable {
         public struct PostRef: Codable, Sendable, Equatable {
             public var id: String
@@ -135,8 +136,9 @@ public enum Graph {
         public var seq: Int64
         /// `like`, `follow`, `comment`, `tag` or `post`.
         public var type: String
-        /// Ready to display, e.g. `alice liked your photo.`
-        public var text: String
+        /// What the text needs besides the actor: the post type (`photo`, `video`) of a `like`,
+        /// the comment's text of a `comment`; nil otherwise.
+        public var detail: String?
         public var createdAt: String
         public var read: Bool
         public var actorId: String
@@ -144,13 +146,13 @@ public enum Graph {
         /// Set for `follow`: the recipient's current relation to the actor.
         public var followState: FollowState?
         public init(
-            id: String, seq: Int64, type: String, text: String, createdAt: String, read: Bool, actorId: String,
+            id: String, seq: Int64, type: String, detail: String?, createdAt: String, read: Bool, actorId: String,
             post: PostRef?, followState: FollowState?
         ) {
             self.id = id
             self.seq = seq
             self.type = type
-            self.text = text
+            self.detail = detail
             self.createdAt = createdAt
             self.read = read
             self.actorId = actorId
@@ -252,5 +254,25 @@ public enum Graph {
             self.recipientId = recipientId
             self.notification = notification
         }
+    }
+}
+
+/// A notification's display text (API.md "Shapes": `alice liked your photo.`), rendered from
+/// the actor's current username whenever it is shown, never stored with an old name.
+public enum NotificationText {
+    /// `<username> <what happened>`: `liked your photo.` / `liked your video.` (detail = post
+    /// type), `started following you.`, `commented: <text>` (detail = the comment),
+    /// `tagged you in a post.`, `shared a new post.`.
+    public static func render(type: String, actorUsername: String, detail: String?) -> String {
+        let what: String
+        switch type {
+        case "like": what = "liked your \(detail == "video" ? "video" : "photo")."
+        case "follow": what = "started following you."
+        case "comment": what = "commented: \(detail ?? "")"
+        case "tag": what = "tagged you in a post."
+        case "post": what = "shared a new post."
+        default: what = type
+        }
+        return "\(actorUsername) \(what)"
     }
 }

@@ -1,0 +1,173 @@
+import Foundation
+import Shared
+
+/// The gateway: configuration, the three back ends, the controllers and their routes, the HTTP
+/// server, the live event subscribers and the stream heartbeat, stopped in reverse order (the
+/// HTTP server first) on SIGTERM/SIGINT.
+enum GatewayApp {
+    /// - Returns: the exit status (0 clean stop, 1 failure, 2 bad configuration).
+    static func run() async -> Int32 {
+        if let status = KeygenCommand.run() { return status }
+        let runtime: ServiceRuntime
+        let config: GatewayConfiguration
+        do {
+            runtime = try ServiceRuntime(name: "gateway")
+            config = try GatewayConfiguration(runtime.env, fileLimit: raiseOpenFileLimit())
+        } catch {
+            Logger(service: "gateway").error("config.invalid", metadata: ["error": "\(error)"])
+            return 2
+        }
+        let logger = runtime.logger
+        do {
+            let gauges = Locked<(hub: StreamHub?, server: HTTPServer?)>((nil, nil))
+            let metrics = Metrics(gauges: {
+                let (hub, server) = gauges.withLock { $0 }
+                return (hub?.count ?? 0, server?.openConnections ?? 0)
+            })
+            func backend(_ service: ServiceDescription) throws -> Backend {
+                Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
+            }
+            let backends = Backends(auth: try backend(.auth), profile: try backend(.profile), graph: try backend(.notification))
+            let hub = StreamHub(metrics: metrics, capacity: config.maxStreams)
+            let tokens = TokenCache(ttlMs: Int64(config.tokenCacheSeconds) * 1000)
+            let sessions = SessionControl(tokens: tokens, hub: hub)
+            let users = UserLookup(profile: backends.profile)
+            let clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
+            let controllers: [any Controller] = [
+                AuthController(
+                    auth: backends.auth, profile: backends.profile, sessions: sessions, clientAddress: clientAddress,
+                    passwordTimeoutMs: config.passwordTimeoutMs),
+                UsersController(profile: backends.profile, graph: backends.graph, users: users),
+                PostsController(profile: backends.profile, graph: backends.graph),
+                SettingsController(profile: backends.profile),
+                NotificationsController(
+                    graph: backends.graph, users: users, hub: hub, logger: logger, streamBufferBytes: config.streamBufferBytes),
+                OpsController(backends: backends, metrics: metrics),
+            ]
+            var routes = RouteCollection()
+            for controller in controllers { controller.register(&routes) }
+            let router = Router(routes.routes)
+            if CommandLine.arguments.contains("--print-routes") {
+                for route in router.routes { print("\(route.method) \(route.template)") }
+                return 0
+            }
+            let dispatcher = Dispatcher(
+                router: router, authenticator: Authenticator(auth: backends.auth, tokens: tokens),
+                clientAddress: clientAddress, metrics: metrics, logger: logger)
+            let server = HTTPServer(
+                configuration: .init(
+                    host: config.host, port: config.port, maxConnections: config.maxConnections,
+                    idleTimeoutSeconds: config.connectionTimeoutSeconds),
+                logger: logger,
+                bodyLimit: { method, path in router.maxBodyBytes(method: method, rawPath: path) },
+                onServerAnswer: { status in metrics.recordRequest(route: "unmatched", method: "other", status: status, seconds: 0)
+                },
+                handler: { request in await dispatcher.handle(request) })
+            gauges.withLock { $0 = (hub, server) }
+            let notificationEvents = LiveEventSubscriber(
+                producer: .notification, endpoint: ServiceDescription.notification.endpoints(runtime.env).events,
+                context: runtime.context, replay: backends.graph.client, logger: logger, security: runtime.security)
+            let authEvents = LiveEventSubscriber(
+                producer: .auth, endpoint: ServiceDescription.auth.endpoints(runtime.env).events, context: runtime.context,
+                replay: backends.auth.client, logger: logger, security: runtime.security)
+            NotificationDelivery(users: users, hub: hub, metrics: metrics, logger: logger)
+                .subscribe(notifications: notificationEvents, auth: authEvents, sessions: sessions)
+            let heartbeat = ServiceClosure {
+                while !Task.isCancelled {
+                    // A little under the interval, so the gap between comments never exceeds it.
+                    try? await Task.sleep(for: .milliseconds(config.heartbeatSeconds * 1_000 - 250))
+                    if !Task.isCancelled { hub.heartbeat() }
+                }
+            }
+            let port = try server.start()
+            logger.info("gateway.listening", metadata: ["host": config.host, "port": "\(port)"])
+            let ready = ServiceClosure {
+                // Ready once the subscribers know where they start (bounded), so nothing created
+                // after the ready line is missed by live streams.
+                await notificationEvents.waitUntilStarted(timeoutMs: 3_000)
+                await authEvents.waitUntilStarted(timeoutMs: 3_000)
+                runtime.announceReady(["port": "\(port)"])
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
+            }
+            try await ServiceGroup(
+                services: [
+                    ("subscriber.notification", notificationEvents), ("subscriber.auth", authEvents),
+                    ("heartbeat", heartbeat), ("ready", ready), ("http", StreamClosingServer(server: server, hub: hub)),
+                ], logger: logger
+            ).run()
+            runtime.context.shutdown()
+            logger.info("service.stopped")
+            return 0
+        } catch {
+            logger.error("service.failed", metadata: ["error": "\(error)"])
+            return 1
+        }
+    }
+}
+
+/// The HTTP server as a service that closes the notification streams (and refuses new ones)
+/// when it is asked to stop.
+struct StreamClosingServer: Service {
+    let server: HTTPServer
+    let hub: StreamHub
+    func run() async { await server.run() }
+    func shutdownGracefully() {
+        hub.closeAll()
+        server.shutdownGracefully()
+    }
+}
+
+/// Routes one request: the route, the caller's session on authenticated routes, the handler,
+/// and problem details for every error; counts it in the metrics.
+struct Dispatcher: Sendable {
+    let router: Router
+    let authenticator: Authenticator
+    let clientAddress: ClientAddress
+    let metrics: Metrics
+    let logger: Logger
+
+    /// Handles one request; never throws (errors become problem details).
+    func handle(_ http: HTTPRequest) async -> HTTPResponse {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var label = "unmatched"
+        var response: HTTPResponse
+        switch router.match(method: http.method, rawPath: http.path) {
+        case .malformed(let message):
+            response = Problem(status: 400, code: "invalid_path", detail: message).response
+        case .notFound:
+            response = Problem.notFound("no route for \(http.method) \(http.path)").response
+        case .methodNotAllowed(let allowed):
+            var p = Problem(
+                status: 405, code: "method_not_allowed",
+                detail: "\(http.method) is not allowed here; use \(allowed.joined(separator: ", "))")
+            p.extraHeaders.append(("Allow", allowed.joined(separator: ", ")))
+            response = p.response
+        case .found(let route, let params):
+            label = route.template
+            let requestLogger = logger.with(["request.id": RandomID.make(), "route": route.template])
+            do {
+                let query = try Query(http.rawQuery)
+                let session = route.authenticated ? try await authenticator.authenticate(http) : nil
+                if !http.body.isEmpty { _ = try JSONBody(http) }  // 415 / 400 for any route given a body
+                response = try await route.handler(
+                    Request(
+                        http: http, parameters: Parameters(values: params), query: query, session: session,
+                        clientAddress: clientAddress.resolve(http), logger: requestLogger))
+            } catch let problem as Problem {
+                response = problem.response
+            } catch let error as ServiceError {
+                response = Problem(error).response
+            } catch {
+                requestLogger.error("request.failed", metadata: ["error": "\(error)"])
+                response = Problem.internalError().response
+            }
+        }
+        metrics.recordRequest(
+            route: label, method: http.method, status: response.status,
+            seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        if response.status >= 500 {
+            logger.warning("request.error", metadata: ["route": label, "status": "\(response.status)"])
+        }
+        return response
+    }
+}
