@@ -9,6 +9,7 @@ import Shared
 /// notification streams only. See `usage`.
 let usage = """
     usage: LoadTest setup|likes|celebrity|baseline|smoke|memory [options]
+           LoadTest --help | -h    this text (exit 0)
       --url URL               gateway (default http://127.0.0.1:8080)
       --users N               users to register (default 1000); user 0 is the celebrity
       --seed S                random seed (default 1): same seed, same graph and actions
@@ -44,6 +45,11 @@ func main() async -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     raiseFileLimit()
     var args = Array(CommandLine.arguments.dropFirst())
+    // Asked for: the usage on stdout, success (anywhere on the line, e.g. `LoadTest likes --help`).
+    if args.contains("--help") || args.contains("-h") || args.first == "help" {
+        print(usage)
+        return 0
+    }
     guard let scenario = args.first, !scenario.hasPrefix("-") else {
         print(usage)
         return 2
