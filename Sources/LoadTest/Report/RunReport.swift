@@ -31,7 +31,7 @@ struct PersistenceReport: Codable, Sendable {
     /// The lower bound that goes with `allPersistedWithinMs`: from the last post request to the
     /// latest check that still missed a post (ms); every list was complete no earlier than this.
     var allPersistedAfterMs: Double?
-    /// List requests the checks made (each `limit` = the posts made so far, one page).
+    /// List requests the checks made (each one page of `limit` = the scenario's posts, at most 100).
     var checkRequests: Int?
     /// The longest planned time between two checks of one follower (ms): `--check-interval`,
     /// or longer when `--check-rate` spreads a round of many followers further.

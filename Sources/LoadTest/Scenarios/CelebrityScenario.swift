@@ -77,8 +77,9 @@ enum CelebrityScenario {
         // holds every post (a follower counts as done once all posts were answered and seen).
         // Per follower: when each post was first seen in the list; when all were; the latest
         // check that still missed one. Cheap enough for `--check-interval 0.2`: a follower is
-        // asked only until its list is complete, for the newest page of `limit` = the posts made
-        // so far (nothing else notifies the followers during the run), and a round's checks are
+        // asked only until its list is complete, for the newest page of `limit` = the scenario's
+        // posts (nothing else notifies the followers during the run; the posts not answered yet
+        // count too, as their notifications may already sit on top), and a round's checks are
         // spread evenly over the interval (open loop, no burst), at most `--check-rate` a second.
         struct Persisted {
             var seen: [Int: [NotificationKey: UInt64]] = [:]
@@ -113,7 +114,7 @@ enum CelebrityScenario {
             let spanNs = max(options.checkInterval, Double(round.count) / options.checkRate) * 1e9
             longestIntervalNs = max(longestIntervalNs, spanNs)
             let spacingNs = spanNs / Double(round.count)
-            let limit = min(100, knownKeys.count)
+            let limit = min(100, options.posts)
             await withTaskGroup(of: Void.self) { group in
                 for (i, u) in round.enumerated() {
                     let at = roundStart + UInt64(Double(i) * spacingNs)
