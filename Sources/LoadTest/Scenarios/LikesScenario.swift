@@ -54,8 +54,11 @@ enum LikesScenario {
         if let e = postErrors.withLock({ $0.first }) { throw LoadTestError(e) }
         let postOf = posts.withLock { $0 }
         log("likes: \(owners.count) posts created; opening \(k) streams")
-        let streams = try await StreamSet(api: api, population: pop, users: Array(owners.prefix(k)))
+        let (streams, streamMemory) = try await StreamMemory.measure(api: api, pids: memoryPids, streams: k) {
+            try await StreamSet(api: api, population: pop, users: Array(owners.prefix(k)))
+        }
         report.streamsOpen = k
+        report.gatewayStreamMemory = streamMemory
 
         // The schedule: unique (liker, post) pairs, seeded.
         let total = Int(options.rate * options.duration)
@@ -216,15 +219,9 @@ enum LikesScenario {
             let bytes =
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
-            do {
-                let (b, samples) = try Baseline.run(
-                    subscribers: k, rate: options.rate, duration: options.duration, payloadBytes: bytes,
-                    fanout: false, seed: options.seed)
-                report.baseline = b
-                plots.baseline = samples
-            } catch {
-                report.failures.append("baseline did not run: \(error)")
-            }
+            await Baselines.run(
+                &report, &plots, engine: api.engine, options: options, subscribers: k, rate: options.rate,
+                duration: options.duration, payloadBytes: bytes, fanout: false)
         }
         Checks.apply(&report)
         return (report, plots)
@@ -243,5 +240,9 @@ enum Checks {
         check(r.delivery.expected > 0, "some notifications expected (\(r.delivery.expected))")
         check(r.streamsClosedEarly == 0, "no stream closed early (\(r.streamsClosedEarly))")
         if let b = r.baseline { check(b.lost == 0, "baseline lost nothing (\(b.lost))") }
+        if let n = r.nchanBaseline {
+            check(n.lost == 0, "nchan baseline lost nothing (\(n.lost))")
+            check(n.publishErrors ?? 0 == 0, "nchan baseline publishes answered 2xx (\(n.publishErrors ?? 0) did not)")
+        }
     }
 }

@@ -32,11 +32,16 @@ struct Options: Sendable {
     var checkSample: Int?
     /// Seconds between the starts of two rounds of list checks (celebrity).
     var checkInterval = 1.0
+    /// At most this many list checks per second (celebrity): a round of many followers is spread
+    /// over more than `checkInterval` rather than loading the system it measures.
+    var checkRate = 1_000.0
     var reportDir: String?
     /// Cached users file; default `<reports>/users-<host_port>-seed<S>.json`.
     var usersFile: String?
-    /// Also run the raw libzmq baseline with the same shape.
+    /// Also run the raw libzmq baseline and the nginx + nchan one with the same shape.
     var baseline = false
+    /// With `baseline`: also nginx + nchan (`--no-nchan` turns it off).
+    var nchan = true
     /// Payload bytes of a baseline message (default: the mean notification size seen).
     var payloadBytes: Int?
     /// Username prefix of users registered earlier (e.g. by a run whose users file is gone) to
@@ -77,11 +82,13 @@ struct Options: Sendable {
             case "--grace": grace = try number(try value(), a)
             case "--check-sample": checkSample = Int(try number(try value(), a))
             case "--check-interval": checkInterval = try number(try value(), a)
+            case "--check-rate": checkRate = max(1, try number(try value(), a))
             case "--report-dir": reportDir = try value()
             case "--users-file": usersFile = try value()
             case "--payload-bytes": payloadBytes = Int(try number(try value(), a))
             case "--adopt": adopt = try value()
             case "--baseline": baseline = true
+            case "--no-nchan": nchan = false
             default: throw LoadTestError("unknown option \(a)")
             }
             i += 1
