@@ -161,6 +161,7 @@ struct Dispatcher: Sendable {
                 requestLogger.error("request.failed", metadata: ["error": "\(error)"])
                 response = Problem.internalError().response
             }
+            if route.streaming, case .bytes = response.body { response.headers.append(("Connection", "close")) }
         }
         metrics.recordRequest(
             route: label, method: http.method, status: response.status,

@@ -37,6 +37,24 @@ struct ContractTests {
         }
     }
 
+    /// Every field error of a registration at once, whichever service owns the field, and the
+    /// account is not created.
+    @Test func registrationReportsEveryFieldErrorAtOnce() throws {
+        let name = "r\(RandomID.make().prefix(8))"
+        let r = try http.request(
+            "POST", "/v1/auth/register",
+            json: [
+                "email": "not-an-email", "username": name, "password": "short",
+                "name": String(repeating: "x", count: 101), "birthDate": "2020-02-30", "gender": "robot",
+            ])
+        problem(r, 400, "invalid_field")
+        let fields = Set(((r.object["errors"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String })
+        #expect(fields == ["email", "password", "name", "birthDate", "gender"])
+        let retry = try http.request(
+            "POST", "/v1/auth/register", json: ["email": "\(name)@example.com", "username": name, "password": "long-enough-1"])
+        #expect(retry.status == 201, "the refused registration created nothing: \(retry.text)")
+    }
+
     @Test func registrationValidationAndConflicts() throws {
         let name = "r\(RandomID.make().prefix(8))"
         problem(

@@ -87,9 +87,9 @@ final class FakeBackends: Sendable {
             let post =
                 type == "follow"
                 ? nil : Graph.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
-            let text = type == "follow" ? "\(actor) started following you." : "\(actor) liked your photo."
             let n = Graph.Notification(
-                id: "n-\(recipient)-\(seq)", seq: seq, type: type, text: text, createdAt: Timestamp.now(),
+                id: "n-\(recipient)-\(seq)", seq: seq, type: type, detail: type == "like" ? "photo" : nil,
+                createdAt: Timestamp.now(),
                 read: false,
                 actorId: "u-\(actor)", post: post, followState: type == "follow" ? .notFollowing : nil)
             s.notifications["u-\(recipient)", default: []].append(n)
@@ -114,7 +114,7 @@ final class FakeBackends: Sendable {
             for (recipient, actor) in pairs {
                 let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
                 let item = Graph.Notification(
-                    id: "n-\(recipient)-\(seq)", seq: seq, type: "like", text: "\(actor) liked your photo.",
+                    id: "n-\(recipient)-\(seq)", seq: seq, type: "like", detail: "photo",
                     createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)",
                     post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
                 s.notifications["u-\(recipient)", default: []].append(item)
@@ -152,12 +152,15 @@ final class FakeBackends: Sendable {
             state.withLock { _ = $0.revoked.insert(sessionId) }
             return .init(userId: userId, revokedSessionIds: [sessionId])
         }
-        auth.on(Auth.Register.self) { req, _ in
-            if req.password.count < 8 {
-                throw ServiceError.validation([
-                    FieldError(field: "password", code: "weak_password", message: "too short")
-                ])
+        // Stand-ins for the owners' rules (the real ones are tested with the real services).
+        auth.on(Auth.CheckIdentityFields.self) { req, _ in
+            if let password = req.password, password.count < 8 {
+                throw ServiceError.validation(
+                    [FieldError(field: "password", code: "weak_password", message: "too short")], code: "weak_password")
             }
+            return Empty()
+        }
+        auth.on(Auth.Register.self) { req, _ in
             return .init(
                 identity: Identity(
                     id: "u-\(req.username)", username: req.username, email: req.email, version: 1),
@@ -166,6 +169,17 @@ final class FakeBackends: Sendable {
     }
 
     private func registerProfile() {
+        profile.on(Profile.CheckProfileFields.self) { req, _ in
+            var errors: [FieldError] = []
+            if let gender = req.gender, !["female", "male", "custom", "prefer_not_to_say"].contains(gender) {
+                errors.append(FieldError(field: "gender", code: "invalid_gender", message: "not a gender"))
+            }
+            if let date = req.birthDate, date.hasSuffix("-30"), date.contains("-02-") {
+                errors.append(FieldError(field: "birthDate", code: "invalid_birth_date", message: "not a date"))
+            }
+            if !errors.isEmpty { throw ServiceError.validation(errors) }
+            return Empty()
+        }
         profile.on(Profile.UsersByIds.self) { [self] req, _ in
             count(Profile.UsersByIds.type)
             return .init(users: state.withLock { s in req.ids.compactMap { s.users[$0] } })

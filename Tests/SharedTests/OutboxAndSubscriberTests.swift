@@ -177,7 +177,7 @@ struct OutboxAndSubscriberTests {
         let task = Task { try await subscriber.run() }
         defer { task.cancel() }
         try await p.emit(40)  // seq = n + 1
-        try await p.producer.write { tx in try tx.emit(TestRPC.Mistyped(n: "not a number")) }  // seq 41
+        try await p.producer.write { tx in _ = try tx.emit(TestRPC.Mistyped(n: "not a number")) }  // seq 41
         try await p.emit(1, from: 41)  // seq 42
         try await p.applied.wait(for: 40)
         #expect(try await p.appliedSeqs() == Array(1...40).filter { $0 != 31 } + [42])

@@ -24,7 +24,7 @@ struct AccountHandlers: Sendable {
             request.username.flatMap { IdentityRules.username($0).error },
             request.password.flatMap(IdentityRules.password),
         ].compactMap { $0 }
-        guard errors.isEmpty else { throw ServiceError.validation(errors) }
+        guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
         return Empty()
     }
 
@@ -35,7 +35,7 @@ struct AccountHandlers: Sendable {
         let (email, emailError) = IdentityRules.email(request.email)
         let (username, usernameError) = IdentityRules.username(request.username)
         let errors = [emailError, usernameError, IdentityRules.password(request.password)].compactMap { $0 }
-        guard errors.isEmpty else { throw ServiceError.validation(errors) }
+        guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
         // A cheap early answer before spending a hash.
         try await accounts.ensureAvailable(email: email, username: username, excluding: nil)
         let hash = try await hasher.hash(request.password, deadline: context.deadline)
@@ -59,7 +59,7 @@ struct AccountHandlers: Sendable {
         let username = request.username.map(IdentityRules.username)
         let email = request.email.map(IdentityRules.email)
         let errors = [username?.error, email?.error].compactMap { $0 }
-        guard errors.isEmpty else { throw ServiceError.validation(errors) }
+        guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
         let (identity, changed) = try await accounts.changeIdentity(
             userId: request.userId, username: username?.value, email: email?.value)
         if changed {

@@ -35,7 +35,7 @@ struct SessionHandlers: Sendable {
     /// - Throws: 400 `password_too_long`, 401, 429 `too_many_attempts`, 503 `busy`.
     func login(_ request: Auth.Login.Request, _ context: RequestContext) async throws -> Auth.SessionReply {
         guard request.password.utf8.count <= PasswordHasher.maxPasswordBytes else {
-            throw ServiceError.validation([IdentityRules.tooLong])
+            throw ServiceError.identityValidation([IdentityRules.tooLong])
         }
         let login = request.login.trimmingWhitespace().lowercased()
         let account = try await accounts.account(login: login)

@@ -82,3 +82,12 @@ extension String {
         return String(scalars[first...last])
     }
 }
+
+extension ServiceError {
+    /// AuthService's validation failure: the one field's own code when one field is wrong
+    /// (`invalid_email`, `invalid_username`, `weak_password`, ... as API.md lists for register),
+    /// `validation_failed` when several are.
+    static func identityValidation(_ fields: [FieldError]) -> ServiceError {
+        .validation(fields, code: fields.count == 1 ? fields[0].code : "validation_failed")
+    }
+}

@@ -30,15 +30,19 @@ struct AuthController: Controller {
         let name = try body.optionalString("name")
         let birthDate = try body.optionalString("birthDate")
         let gender = try body.optionalString("gender")
-        async let identityCheck = fieldErrors {
+        async let identityCheck = check {
             _ = try await auth.call(
                 Auth.CheckIdentityFields.self, .init(email: email, username: username, password: password))
         }
-        async let profileCheck = fieldErrors {
+        async let profileCheck = check {
             _ = try await profile.call(Profile.CheckProfileFields.self, .init(name: name, birthDate: birthDate, gender: gender))
         }
-        let errors = try await identityCheck + profileCheck
-        if !errors.isEmpty { throw ServiceError.validation(errors) }
+        let (identityError, profileError) = try await (identityCheck, profileCheck)
+        switch (identityError, profileError) {
+        case (nil, nil): break
+        case (let error?, nil), (nil, let error?): throw error
+        case (let a?, let b?): throw ServiceError.validation((a.fields ?? []) + (b.fields ?? []))
+        }
         let session = try await auth.call(
             Auth.Register.self, .init(email: email, username: username, password: password), timeoutMs: passwordTimeoutMs)
         let me = try await profile.call(
@@ -46,13 +50,13 @@ struct AuthController: Controller {
         return try .json(201, SessionShape(user: me, token: session.session.token, expiresAt: session.session.expiresAt))
     }
 
-    /// The field errors of a check (empty when it passed); other errors are thrown.
-    private func fieldErrors(_ check: () async throws -> Void) async throws -> [FieldError] {
+    /// The validation failure of a check (nil when it passed); other errors are thrown.
+    private func check(_ body: () async throws -> Void) async throws -> ServiceError? {
         do {
-            try await check()
-            return []
+            try await body()
+            return nil
         } catch let error as ServiceError where error.status == 400 && error.fields != nil {
-            return error.fields ?? []
+            return error
         }
     }
 

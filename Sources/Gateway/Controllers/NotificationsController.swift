@@ -18,7 +18,7 @@ struct NotificationsController: Controller {
             let r = try await graph.call(Graph.MarkRead.self, .init(recipientId: try request.userId, upToSeq: upTo))
             return try .json(UnreadShape(unreadCount: r.unreadCount))
         }
-        routes.add("GET", "/v1/notifications/stream") { try await stream($0) }
+        routes.add("GET", "/v1/notifications/stream", streaming: true) { try await stream($0) }
     }
 
     /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notify.list`,

@@ -506,6 +506,9 @@ private final class EventLoop: @unchecked Sendable {
     }
 
     func respond(_ c: Connection, _ response: HTTPResponse) {
+        if response.headers.contains(where: { $0.0.lowercased() == "connection" && $0.1.lowercased() == "close" }) {
+            c.keepAlive = false
+        }
         switch response.body {
         case .bytes:
             c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)

@@ -73,10 +73,10 @@ struct Problem: Error, Sendable {
         self.retryAfter = retryAfter
     }
 
-    /// 400 `invalid_field` naming `field`.
+    /// 400 `invalid_field` naming `field` (the field's own `code` in `errors`).
     static func invalidField(_ field: String, _ message: String, code: String = "invalid_field") -> Problem {
         Problem(
-            status: 400, code: code, detail: "\(field): \(message)",
+            status: 400, code: "invalid_field", detail: "\(field): \(message)",
             errors: [FieldError(field: field, code: code, message: message)])
     }
     static func unknownField(_ field: String) -> Problem {

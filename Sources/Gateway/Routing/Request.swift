@@ -91,12 +91,12 @@ struct RouteCollection {
     /// Adds a route. `authenticated` routes get the caller's session in `Request.session`.
     mutating func add(
         _ method: String, _ template: String, authenticated: Bool = true, maxBodyBytes: Int? = nil,
-        _ handler: @escaping @Sendable (Request) async throws -> HTTPResponse
+        streaming: Bool = false, _ handler: @escaping @Sendable (Request) async throws -> HTTPResponse
     ) {
         routes.append(
             Router.Route(
                 method: method, template: template, segments: Router.segments(template), authenticated: authenticated,
-                maxBodyBytes: maxBodyBytes, handler: handler))
+                maxBodyBytes: maxBodyBytes, streaming: streaming, handler: handler))
     }
 }
 

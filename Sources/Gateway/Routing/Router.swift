@@ -16,6 +16,9 @@ struct Router: Sendable {
         var authenticated: Bool
         /// Largest body this route takes, in bytes (nil: the server's default, 1 MiB).
         var maxBodyBytes: Int?
+        /// The route answers with an event stream: an error answer there ends the connection
+        /// (an event-stream client reads until the connection closes).
+        var streaming: Bool
         var handler: @Sendable (Request) async throws -> HTTPResponse
     }
 

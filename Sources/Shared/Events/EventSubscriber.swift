@@ -107,19 +107,20 @@ public final class EventSubscriber: Service {
     }
 
     /// Applies as much of `run` as it can; returns how many events from the front are applied.
+    /// A batch that fails is retried one event at a time, so the failing event is found and
+    /// retried alone (three times, then skipped) while the others are applied.
     private func apply(_ run: [RawEvent]) async -> Int {
         var done = 0
         var lookups = 0
-        var batchLimit = run.count
+        var isolating = false
         var failures = 0
         while done < run.count {
-            let slice = Array(run[done..<min(run.count, done + batchLimit)])
+            let slice = isolating ? [run[done]] : Array(run[done...])
             let (applied, stop) = await applyBatch(slice, lookups: lookups)
             if applied > 0 {
                 done += applied
                 lookups = 0
                 failures = 0
-                batchLimit = run.count
             }
             switch stop {
             case nil:
@@ -137,9 +138,11 @@ public final class EventSubscriber: Service {
                 feed.withLock { $0 }?.bump("deferred")
                 return done
             case .failed(let error):
-                // Isolate the failing event: retry it alone, then skip it.
+                guard isolating else {
+                    isolating = true  // find the failing event: one at a time from here
+                    continue
+                }
                 failures += 1
-                batchLimit = 1
                 let event = run[done]
                 logger.error(
                     "subscriber.apply_failed",
@@ -148,9 +151,11 @@ public final class EventSubscriber: Service {
                         "error": "\(error)",
                     ])
                 if failures >= 3 {
-                    if await skip(event) { done += 1 } else { return done }
+                    guard await skip(event) else { return done }
                     feed.withLock { $0 }?.bump("skipped")
+                    done += 1
                     failures = 0
+                    isolating = false
                 } else {
                     try? await Task.sleep(for: .milliseconds(20 * failures))
                 }

@@ -115,9 +115,11 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
         badRequest(
             "invalid_cursor", message, fields: [FieldError(field: "cursor", code: "invalid_cursor", message: message)])
     }
-    /// A validation failure naming the fields (code `validation_failed` unless one field: its code).
-    public static func validation(_ fields: [FieldError]) -> ServiceError {
-        let code = fields.count == 1 ? fields[0].code : "validation_failed"
+    /// A validation failure (400) naming every offending field in `fields`. The top-level code
+    /// is `code`, by default `invalid_field` (API.md: "wrong type or range"); AuthService passes
+    /// the single field's own code for the codes API.md lists for registration
+    /// (`invalid_email`, `invalid_username`, `weak_password`).
+    public static func validation(_ fields: [FieldError], code: String = "invalid_field") -> ServiceError {
         let message = fields.map { "\($0.field): \($0.message)" }.joined(separator: "; ")
         return ServiceError(code: code, message: message, status: 400, fields: fields)
     }
