@@ -23,7 +23,8 @@ struct GoldenJSONTests {
                 == #"{"body":{"followState":"not_following"},"id":"c1","type":"graph.unfollow","v":1}"#)
         let failed = ReplyEnvelope<Empty>(
             id: "c2", type: "auth.register", body: nil,
-            error: .validation([FieldError(field: "email", code: "invalid_email", message: "not an email")]))
+            error: .validation(
+                [FieldError(field: "email", code: "invalid_email", message: "not an email")], code: "invalid_email"))
         #expect(
             String(decoding: try WireJSON.encode(failed), as: UTF8.self)
                 == #"{"error":{"code":"invalid_email","fields":[{"code":"invalid_email","field":"email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#

@@ -411,6 +411,10 @@ private final class EventLoop: @unchecked Sendable {
 
     func parse(_ c: Connection, _ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
+        if c.scanningHead, c.headHasFolding(bytes) {
+            reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "obsolete line folding in a header (RFC 9112 §5.2)"))
+            return
+        }
         c.parser.pointee.data = Unmanaged.passUnretained(c).toOpaque()
         let parsed = http_parser_execute(
             c.parser, settings, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
@@ -604,6 +608,9 @@ private final class EventLoop: @unchecked Sendable {
                 lingeringClose(c)
             } else {
                 c.phase = .reading
+                c.scanningHead = true
+                c.headLineLength = 0
+                c.headLinesSeen = 0
                 c.parser.pointee.data = Unmanaged.passUnretained(c).toOpaque()
                 http_parser_pause(c.parser, 0)
                 if !c.wantsRead {
@@ -780,6 +787,10 @@ private final class Connection {
     var body: [UInt8] = []
     var bodyLimit = 0
     var isHead = false
+    /// Scanning the header section for line folding (see `headHasFolding`).
+    var scanningHead = true
+    var headLineLength = 0
+    var headLinesSeen = 0
 
     init(id: UInt64, fd: Int32, peer: String, loop: EventLoop, now: Int64) {
         self.id = id
@@ -842,6 +853,29 @@ private final class Connection {
         field = []
         value = []
         inValue = false
+    }
+
+    /// Whether the header section in `bytes` folds a line: a header line starting with a space
+    /// or tab (RFC 9112 §5.2), which http-parser would join silently. Scans until the blank line
+    /// that ends the header section, keeping its place across chunks.
+    func headHasFolding(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        for b in bytes {
+            switch b {
+            case 0x0a:
+                if headLineLength == 0 && headLinesSeen > 0 {
+                    scanningHead = false  // the blank line: the header section ends here
+                    return false
+                }
+                if headLineLength > 0 { headLinesSeen += 1 }
+                headLineLength = 0
+            case 0x0d:
+                continue
+            default:
+                if headLineLength == 0 && headLinesSeen > 0 && (b == 0x20 || b == 0x09) { return true }
+                headLineLength += 1
+            }
+        }
+        return false
     }
 
     /// Checks what http-parser leaves to the server; false refuses the request (`answer` set).
