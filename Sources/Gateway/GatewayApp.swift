@@ -60,8 +60,10 @@ enum GatewayApp {
                     idleTimeoutSeconds: config.connectionTimeoutSeconds),
                 logger: logger,
                 bodyLimit: { method, path in router.maxBodyBytes(method: method, rawPath: path) },
-                onServerAnswer: { status in metrics.recordRequest(route: "unmatched", method: "other", status: status, seconds: 0)
+                onServerAnswer: { status in
+                    metrics.recordRequest(route: "unmatched", method: "other", status: status, seconds: 0)
                 },
+                unknownMethod: { method, path in dispatcher.unrouted(method: method, rawPath: path) },
                 handler: { request in await dispatcher.handle(request) })
             gauges.withLock { $0 = (hub, server) }
             let notificationEvents = LiveEventSubscriber(
@@ -126,6 +128,24 @@ struct Dispatcher: Sendable {
     let metrics: Metrics
     let logger: Logger
 
+    /// The answer to a method the server cannot parse a request of: 405 with `Allow` when the
+    /// path exists (RFC 9110 §15.5.6), else 404 or 400, as for any method a route lacks.
+    func unrouted(method: String, rawPath: String) -> HTTPResponse {
+        switch router.match(method: method, rawPath: rawPath) {
+        case .methodNotAllowed(let allowed): return Self.methodNotAllowed(method, allowed).response
+        case .malformed(let message): return Problem(status: 400, code: "invalid_path", detail: message).response
+        case .notFound, .found: return Problem.notFound("no route for \(method) \(rawPath)").response
+        }
+    }
+
+    static func methodNotAllowed(_ method: String, _ allowed: [String]) -> Problem {
+        var p = Problem(
+            status: 405, code: "method_not_allowed",
+            detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))")
+        p.extraHeaders.append(("Allow", allowed.joined(separator: ", ")))
+        return p
+    }
+
     /// Handles one request; never throws (errors become problem details).
     func handle(_ http: HTTPRequest) async -> HTTPResponse {
         let start = DispatchTime.now().uptimeNanoseconds
@@ -137,11 +157,7 @@ struct Dispatcher: Sendable {
         case .notFound:
             response = Problem.notFound("no route for \(http.method) \(http.path)").response
         case .methodNotAllowed(let allowed):
-            var p = Problem(
-                status: 405, code: "method_not_allowed",
-                detail: "\(http.method) is not allowed here; use \(allowed.joined(separator: ", "))")
-            p.extraHeaders.append(("Allow", allowed.joined(separator: ", ")))
-            response = p.response
+            response = Self.methodNotAllowed(http.method, allowed).response
         case .found(let route, let params):
             label = route.template
             let requestLogger = logger.with(["request.id": RandomID.make(), "route": route.template])

@@ -33,6 +33,14 @@ import Testing
         #expect(r.header("content-type") == "application/problem+json")
         let unknown = try await h.request("GET", "/nowhere")
         #expect(unknown.status == 404 && unknown.header("content-type") == "application/problem+json")
+        // A method the HTTP parser does not know is answered the same way, never with a 5xx.
+        for method in ["QUERY", "FROB"] {
+            let c = try RawConnection(port: h.port)
+            try c.send("\(method) /v1/me HTTP/1.1\r\nHost: x\r\n\r\n")
+            let r = RawResponse.parseAll(c.readToEnd()).first
+            #expect(r?.status == 405 && r?.header("Allow") == "GET, HEAD", "\(method)")
+            #expect(r?.header("Content-Type") == "application/problem+json")
+        }
     }
 
     @Test func headAnswersAsGetWould() async throws {

@@ -51,6 +51,9 @@ final class HTTPServer: Service {
     let bodyLimit: @Sendable (String, String) -> Int?
     /// Told when the server answered by itself (status), for metrics.
     let onServerAnswer: @Sendable (Int) -> Void
+    /// The answer to a well-formed request line whose method http-parser does not know (the
+    /// method and the raw path): the router's 405 with `Allow` or 404 (default: 501).
+    let unknownMethod: @Sendable (String, String) -> HTTPResponse?
 
     enum Message: Sendable {
         case respond(UInt64, HTTPResponse)
@@ -67,12 +70,14 @@ final class HTTPServer: Service {
         configuration: Configuration, logger: Logger,
         bodyLimit: @escaping @Sendable (String, String) -> Int? = { _, _ in nil },
         onServerAnswer: @escaping @Sendable (Int) -> Void = { _ in },
+        unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
         self.logger = logger
         self.bodyLimit = bodyLimit
         self.onServerAnswer = onServerAnswer
+        self.unknownMethod = unknownMethod
         self.handler = handler
         self.wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
@@ -179,10 +184,23 @@ struct ServerAnswer {
     var status: Int
     var code: String
     var detail: String
+    /// A complete answer given by the gateway (e.g. the router's 405), used instead of the above.
+    var given: HTTPResponse?
+
+    init(status: Int, code: String, detail: String) {
+        self.status = status
+        self.code = code
+        self.detail = detail
+    }
+
+    init(_ response: HTTPResponse) {
+        self.init(status: response.status, code: "", detail: "")
+        given = response
+    }
 
     /// The response: problem details, `Connection: close`.
     var response: HTTPResponse {
-        var r = Problem(status: status, code: code, detail: detail, retryAfter: status == 503 ? 1 : nil).response
+        var r = given ?? Problem(status: status, code: code, detail: detail, retryAfter: status == 503 ? 1 : nil).response
         r.headers.append(("Connection", "close"))
         return r
     }
@@ -426,7 +444,13 @@ private final class EventLoop: @unchecked Sendable {
             // A whole request was dispatched; what follows it waits.
             if parsed < bytes.count { c.input = Array(bytes[parsed...]) }
         } else if error != HPE_OK {
-            reject(c, Self.answer(for: error, start: bytes))
+            if error == HPE_INVALID_METHOD, let (method, path) = Self.requestLine(bytes),
+                let given = server.unknownMethod(method, path)
+            {
+                reject(c, ServerAnswer(given))
+            } else {
+                reject(c, Self.answer(for: error, start: bytes))
+            }
         } else if c.parser.pointee.upgrade == 1, case .processing = c.phase {
             // An Upgrade request was answered as a plain one; no other protocol follows.
             c.keepAlive = false
@@ -450,7 +474,7 @@ private final class EventLoop: @unchecked Sendable {
         case HPE_INVALID_CONTENT_LENGTH:
             return ServerAnswer(status: 400, code: "bad_request", detail: "Content-Length is not a number")
         case HPE_INVALID_METHOD:
-            if isRequestLine(start) {
+            if requestLine(start) != nil {
                 return ServerAnswer(status: 501, code: "method_not_implemented", detail: "the method is not implemented")
             }
             return ServerAnswer(status: 400, code: "bad_request", detail: "the request line is malformed")
@@ -463,14 +487,18 @@ private final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Whether `bytes` start with `token SP target SP HTTP/`: a well-formed request line whose
-    /// method http-parser does not know (501, RFC 9110 §9.1) rather than garbage (400).
-    static func isRequestLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// The method and path of `bytes` if they start with `token SP target SP HTTP/`: a
+    /// well-formed request line whose method http-parser does not know (RFC 9110 §9.1) rather
+    /// than garbage (400).
+    static func requestLine(_ bytes: UnsafeRawBufferPointer) -> (String, String)? {
         let line = bytes.prefix { $0 != 0x0d && $0 != 0x0a }
         let parts = line.split(separator: 0x20, omittingEmptySubsequences: false)
         let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
-        return parts.count == 3 && !parts[0].isEmpty && parts[0].allSatisfy { tchar.contains($0) } && !parts[1].isEmpty
-            && parts[2].starts(with: Array("HTTP/".utf8))
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].count <= 32, parts[0].allSatisfy({ tchar.contains($0) }),
+            !parts[1].isEmpty, parts[2].starts(with: Array("HTTP/".utf8))
+        else { return nil }
+        let target = parts[1].prefix { $0 != UInt8(ascii: "?") }
+        return (String(decoding: parts[0], as: UTF8.self), String(decoding: target, as: UTF8.self))
     }
 
     // MARK: Requests

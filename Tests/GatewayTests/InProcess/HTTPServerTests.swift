@@ -19,14 +19,14 @@ import Testing
             var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
             configure(&configuration)
             let seen = self.seen
-            server = HTTPServer(
-                configuration: configuration, logger: Logger(service: "test", minimum: .error),
-                bodyLimit: { _, path in path == "/small" ? 10 : nil }
-            ) { request in
+            let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
                 seen.withLock { $0.append(request.path) }
                 let body = #"{"path":"\#(request.path)","bodyBytes":\#(request.body.count)}"#
                 return .json(status: 200, bytes: Array(body.utf8))
             }
+            server = HTTPServer(
+                configuration: configuration, logger: Logger(service: "test", minimum: .error),
+                bodyLimit: { _, path in path == "/small" ? 10 : nil }, handler: handler)
             port = try server.start()
         }
 
