@@ -7,37 +7,53 @@ struct GraphHandlers: Sendable {
     let follows: any FollowStore
 
     func register(on host: ServiceHost) {
-        host.on(Graph.Follow.self) { request, _ in
-            let followee = try await user(named: request.username)
-            guard followee.id != request.followerId else {
-                throw ServiceError.unprocessable("cannot_follow_self", "you cannot follow yourself")
-            }
-            guard let follower = try await replica.identity(id: request.followerId) else {
-                throw ServiceError.notFound("user")
-            }
-            return try await follows.follow(
-                follower: UserRef(id: follower.id, username: follower.username), followee: followee,
-                notifyPosts: request.notifyPosts, now: Timestamp.now())
+        host.on(Graph.Follow.self) { request, _ in try await follow(request) }
+        host.on(Graph.Unfollow.self) { request, _ in try await unfollow(request) }
+        host.on(Graph.Header.self) { request, _ in try await header(request) }
+        host.on(Graph.ListEdges.self) { request, _ in try await listEdges(request) }
+        host.on(Graph.FollowStates.self) { request, _ in try await followStates(request) }
+    }
+
+    /// Follows `request.username` (idempotent; `notifyPosts` nil keeps the current flag).
+    /// - Throws: 404 `not_found` for an unknown followee or follower, 422 `cannot_follow_self`.
+    func follow(_ request: Graph.Follow.Request) async throws -> Graph.Follow.Reply {
+        let followee = try await user(named: request.username)
+        guard followee.id != request.followerId else {
+            throw ServiceError.unprocessable("cannot_follow_self", "you cannot follow yourself")
         }
-        host.on(Graph.Unfollow.self) { request, _ in
-            let followee = try await user(named: request.username)
-            guard followee.id != request.followerId else {
-                throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
-            }
-            try await follows.unfollow(followerId: request.followerId, followeeId: followee.id)
-            return .init(followState: .notFollowing)
+        guard let follower = try await replica.identity(id: request.followerId) else {
+            throw ServiceError.notFound("user")
         }
-        host.on(Graph.Header.self) { request, _ in
-            try await follows.header(userId: try await user(named: request.username).id, viewerId: request.viewerId)
+        return try await follows.follow(
+            follower: UserRef(id: follower.id, username: follower.username), followee: followee,
+            notifyPosts: request.notifyPosts, now: Timestamp.now())
+    }
+
+    /// Unfollows `request.username` (idempotent). - Throws: 404, 422 `cannot_follow_self`.
+    func unfollow(_ request: Graph.Unfollow.Request) async throws -> Graph.Unfollow.Reply {
+        let followee = try await user(named: request.username)
+        guard followee.id != request.followerId else {
+            throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
         }
-        host.on(Graph.ListEdges.self) { request, _ in
-            try await follows.edges(
-                userId: try await user(named: request.username).id, following: request.following,
-                viewerId: request.viewerId, page: request.page)
-        }
-        host.on(Graph.FollowStates.self) { request, _ in
-            .init(states: try await follows.states(viewerId: request.viewerId, userIds: Array(request.userIds.prefix(1_000))))
-        }
+        try await follows.unfollow(followerId: request.followerId, followeeId: followee.id)
+        return .init(followState: .notFollowing)
+    }
+
+    /// Counts and the viewer's relation. - Throws: 404.
+    func header(_ request: Graph.Header.Request) async throws -> Graph.Header.Reply {
+        try await follows.header(userId: try await user(named: request.username).id, viewerId: request.viewerId)
+    }
+
+    /// Followers or followees, newest edge first. - Throws: 404, 400 `invalid_cursor`.
+    func listEdges(_ request: Graph.ListEdges.Request) async throws -> Graph.ListEdges.Reply {
+        try await follows.edges(
+            userId: try await user(named: request.username).id, following: request.following,
+            viewerId: request.viewerId, page: request.page)
+    }
+
+    /// The viewer's follow state toward each of (at most 1,000 of) `request.userIds`.
+    func followStates(_ request: Graph.FollowStates.Request) async throws -> Graph.FollowStates.Reply {
+        .init(states: try await follows.states(viewerId: request.viewerId, userIds: Array(request.userIds.prefix(1_000))))
     }
 
     /// The user named `username`. - Throws: 404 `not_found` when AuthService does not know it.
