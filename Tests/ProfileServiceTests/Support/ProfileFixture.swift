@@ -46,6 +46,8 @@ final class ProfileFixture: Sendable {
         authClient.shutdown()
         host.stop()
         auth.stop()
+        // Open SQLite files keep working once unlinked; nothing here is needed after a test.
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// Runs the handler registered for `R` (through the in-process host).
