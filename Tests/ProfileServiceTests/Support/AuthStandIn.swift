@@ -104,6 +104,9 @@ final class AuthStandIn: Sendable {
         return identity
     }
 
+    /// Puts `identity` in the directory as it is (no event).
+    func put(_ identity: Identity) { state.withLock { $0.identities[identity.id] = identity } }
+
     /// Renames an account (version + 1), publishing `auth.user.changed` unless `publish: false`.
     @discardableResult
     func rename(_ id: String, to username: String, publish: Bool = true) async throws -> Identity {

@@ -23,14 +23,20 @@ final class ProfileFixture: Sendable {
     let host: ServiceHost
     let client: RPCClient
 
-    init(configuration: ProfileConfiguration = ProfileConfiguration()) async throws {
+    /// - Parameter prepare: runs on the database file's path before ProfileService opens it
+    ///   (e.g. to write a database as an older version left it).
+    init(
+        configuration: ProfileConfiguration = ProfileConfiguration(), prepare: (String) throws -> Void = { _ in }
+    ) async throws {
         directory = makeTemporaryDirectory("profile-inproc")
+        try prepare("\(directory)/profile.sqlite")
         auth = try AuthStandIn(context: zmq, directory: directory)
         let logger = Logger(service: "test", minimum: .error)
         authClient = try RPCClient(
             service: "auth", endpoint: auth.rpcEndpoint, context: zmq, logger: logger, defaultTimeoutMs: 10_000)
         database = try Database(
-            path: "\(directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations)
+            path: "\(directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations,
+            legacy: ProfileSchema.legacy)
         app = ProfileApp(configuration: configuration, database: database, auth: authClient)
         host = ServiceHost(
             name: "profile", context: zmq, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*",
