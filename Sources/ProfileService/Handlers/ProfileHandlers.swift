@@ -14,7 +14,7 @@ struct ProfileHandlers: Sendable {
     func register(on host: ServiceHost) {
         host.on(Profile.CheckProfileFields.self) { request, _ in
             let errors = ProfileRules.profileFields(
-                name: request.name, bio: nil, birthDate: request.birthDate, gender: request.gender)
+                name: Self.registrationName(request.name), bio: nil, birthDate: request.birthDate, gender: request.gender)
             guard errors.isEmpty else { throw ServiceError.validation(errors) }
             return Empty()
         }
@@ -36,10 +36,16 @@ struct ProfileHandlers: Sendable {
         return user
     }
 
+    /// A registration's name as `profile.create` stores it and `profile.check_fields` checks it
+    /// (the gateway asks the one before the other with the same value: they must agree).
+    static func registrationName(_ name: String?) -> String? {
+        name?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// Stores the identity and the registration's profile fields (idempotent).
     /// - Throws: 400 with every field error.
     func createProfile(_ request: Profile.CreateProfile.Request) async throws -> Me {
-        let name = request.name?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = Self.registrationName(request.name)
         let errors = ProfileRules.profileFields(name: name, bio: nil, birthDate: request.birthDate, gender: request.gender)
         guard errors.isEmpty else { throw ServiceError.validation(errors) }
         return try await users.createProfile(

@@ -90,6 +90,14 @@ enum ProfileSchema {
                 INSERT INTO profiles(id, name, bio, photo_url, phone, gender, birth_date, join_date, save_original_posts)
                 SELECT id, name, bio, photo_url, phone, gender, birth_date, join_date, save_original_posts FROM users;
                 DROP TABLE users;
-                """)
+                """),
+            // profile.2 left both rows of a shared username without it but kept their versions,
+            // and the name's rightful owner may have that very version at AuthService: a lookup
+            // or event of the same version is not newer, so the name never came back and the
+            // account read as unknown (404) until its identity changed again. Version 0 lets the
+            // next lookup or event of such a row restore it.
+            Migration(
+                "profile.3-unnamed-identities-refreshable",
+                "UPDATE identities SET version = 0 WHERE username IS NULL"),
         ]
 }
