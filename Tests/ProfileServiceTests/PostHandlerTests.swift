@@ -17,7 +17,7 @@ import Testing
                     ownerId: a.id, postType: "gif", mediaURL: "cdn/relative.jpg", thumbnailURL: "ftp://cdn.example.com/t.jpg",
                     caption: String(repeating: "c", count: 2_201), taggedUsernames: ["ghost"]))
         }
-        #expect(error?.status == 400 && error?.code == "validation_failed")
+        #expect(error?.status == 400 && error?.code == "invalid_field")
         #expect(
             fieldCodes(error) == [
                 "postType": "invalid_post_type", "mediaURL": "invalid_url", "thumbnailURL": "invalid_url",
@@ -36,7 +36,7 @@ import Testing
                     ownerId: a.id, postType: "photo", mediaURL: "https://x.example/m.jpg",
                     thumbnailURL: "https://x.example/t.jpg", caption: nil, taggedUsernames: ["alice", "Ghost", "nobody"]))
         }
-        #expect(unknown?.status == 400 && unknown?.code == "unknown_user")
+        #expect(unknown?.status == 400 && unknown?.code == "invalid_field")
         #expect(unknown?.fields?.map(\.field) == ["taggedUsernames"])
         #expect(unknown?.fields?.first?.message == "unknown: ghost, nobody")
         // An account AuthService knows but the replica has not seen yet is not unknown.

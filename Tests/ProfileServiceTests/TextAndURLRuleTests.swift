@@ -174,7 +174,7 @@ import Testing
                     ownerId: a.id, postType: "photo", mediaURL: "https://x.example/a b.jpg",
                     thumbnailURL: "https://x.example:70000/t.jpg", caption: "bad\u{0}caption", taggedUsernames: []))
         }
-        #expect(error?.status == 400 && error?.code == "validation_failed")
+        #expect(error?.status == 400 && error?.code == "invalid_field")
         #expect(fieldCodes(error) == ["mediaURL": "invalid_url", "thumbnailURL": "invalid_url", "caption": "invalid_field"])
         let messages = Dictionary(uniqueKeysWithValues: (error?.fields ?? []).map { ($0.field, $0.message) })
         #expect(messages["mediaURL"]?.contains("spaces") == true && messages["thumbnailURL"]?.contains("port") == true)

@@ -85,8 +85,11 @@ public struct IdentityReplica: Sendable {
     @discardableResult
     public func apply(_ identity: Identity, time: String = Timestamp.now(), in tx: Transaction) throws -> Bool {
         let c = tx.connection
-        let current = try c.scalar("SELECT version FROM identities WHERE id = ?", [identity.id])
-        if let current, current >= identity.version { return false }
+        let row = try c.queryOne("SELECT version, username FROM identities WHERE id = ?", [identity.id])
+        let current = try row?.int64("version")
+        let named = try row?.optionalString("username") != nil
+        // A row that lost its name takes the same version again (its name is what it lacks).
+        if let current, current > identity.version || (current == identity.version && named) { return false }
         let username = identity.username.lowercased()
         try c.query("UPDATE identities SET username = NULL WHERE username = ? AND id <> ?", [username, identity.id])
         try c.query(
