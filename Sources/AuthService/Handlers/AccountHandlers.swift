@@ -46,11 +46,16 @@ struct AccountHandlers: Sendable {
         return Auth.SessionReply(identity: identity, session: reply)
     }
 
-    /// Identities by id and by username (case-insensitive); at most 1,000 of each are looked up.
+    /// Identities by id and by username (case-insensitive; a name outside the username
+    /// alphabet, e.g. one that only lower-cases into it, names nobody); at most 1,000 of each
+    /// are looked up.
     func lookupUsers(_ request: Auth.LookupUsers.Request) async throws -> Auth.LookupUsers.Reply {
-        Auth.LookupUsers.Reply(
-            users: try await accounts.identities(
-                ids: Array(request.ids.prefix(1_000)), usernames: request.usernames.prefix(1_000).map { $0.lowercased() }))
+        let usernames = request.usernames.prefix(1_000).compactMap { name in
+            let (value, error) = IdentityRules.username(name)
+            return error == nil ? value : nil
+        }
+        return Auth.LookupUsers.Reply(
+            users: try await accounts.identities(ids: Array(request.ids.prefix(1_000)), usernames: usernames))
     }
 
     /// A new username and/or email (nil = unchanged), validated and unique.

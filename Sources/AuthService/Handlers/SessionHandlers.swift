@@ -37,8 +37,14 @@ struct SessionHandlers: Sendable {
         guard request.password.utf8.count <= PasswordHasher.maxPasswordBytes else {
             throw ServiceError.identityValidation([IdentityRules.tooLong])
         }
-        let login = request.login.trimmingWhitespace().lowercased()
-        let account = try await accounts.account(login: login)
+        let typed = request.login.trimmingWhitespace()
+        let login = typed.lowercased()
+        // An email (it has an `@`) is normalised as registration normalises it; anything else can
+        // only be a username, which matches only when typed in the username alphabet itself
+        // ("\u{212A}elvin" lower-cases to "kelvin" but is not that username).
+        let account =
+            typed.contains("@") || IdentityRules.username(typed).error == nil
+            ? try await accounts.account(login: login) : nil
         let key = LoginThrottle.key(
             accountId: account?.identity.id, login: login, clientAddress: request.clientAddress)
         return try await throttle.attempt(key, failure: Self.invalidCredentials) {

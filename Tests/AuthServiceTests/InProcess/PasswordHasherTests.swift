@@ -50,13 +50,41 @@ import Testing
         #expect(!(try await hasher.verify("correct horse", against: nil, deadline: Timestamp.nowMs() + 60_000)))
     }
 
+    @Test func hashesAreArgon2idWithOWASPsParametersAndTheirOwnSalt() async throws {
+        let hasher = try PasswordHasher(concurrency: 1, queueLimit: 10)
+        let first = try await hasher.hash("correct horse", deadline: Timestamp.nowMs() + 60_000)
+        let second = try await hasher.hash("correct horse", deadline: Timestamp.nowMs() + 60_000)
+        #expect(first.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
+        #expect(first != second)
+        for stored in [first, second] {
+            #expect(try await hasher.verify("correct horse", against: stored, deadline: Timestamp.nowMs() + 60_000))
+        }
+    }
+
     /// Runs `work` (which must queue for the held slot), waits until it is queued, frees the
-    /// slot and returns its result.
+    /// slot and returns its result. The wait is bounded (60 s) and ends early if `work`
+    /// finished without queuing (e.g. refused), so a broken hasher fails the test instead of
+    /// spinning forever.
     private func withSlotFreed<T: Sendable>(
         _ slots: AsyncSemaphore, _ work: @escaping @Sendable () async throws -> T
     ) async throws -> T {
-        let task = Task { try await work() }
-        while await slots.waiting == 0 { await Task.yield() }
+        let finished = Locked(false)
+        let task = Task {
+            defer { finished.withLock { $0 = true } }
+            return try await work()
+        }
+        let end = Timestamp.nowMs() + 60_000
+        while await slots.waiting == 0 {
+            if finished.withLock({ $0 }) {
+                Issue.record("the work finished without queuing for the held slot")
+                return try await task.value
+            }
+            guard Timestamp.nowMs() < end else {
+                task.cancel()
+                throw WaitTimedOut(what: "the work to queue for the held slot", seconds: 60)
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
         await slots.release()
         return try await task.value
     }
