@@ -39,6 +39,9 @@ public final class Cluster: @unchecked Sendable {
         if service == "gateway" {
             env["GATEWAY_HOST"] = "127.0.0.1"
             env["GATEWAY_PORT"] = endpoints["gateway"]?["port"] ?? "0"
+            // Tests check behaviour, not speed: generous deadlines on a shared, loaded machine.
+            env["GATEWAY_RPC_TIMEOUT_MS"] = env["GATEWAY_RPC_TIMEOUT_MS"] ?? "20000"
+            env["GATEWAY_PASSWORD_RPC_TIMEOUT_MS"] = env["GATEWAY_PASSWORD_RPC_TIMEOUT_MS"] ?? "60000"
         }
         return env
     }
@@ -66,12 +69,12 @@ public final class Cluster: @unchecked Sendable {
     /// SIGKILL, wait.
     public func kill(_ service: String) { processes[service]?.kill() }
 
-    /// An RPC client to a started service. Calls that name no deadline get 10 s: these tests
+    /// An RPC client to a started service. Calls that name no deadline get 60 s: these tests
     /// check behaviour, not speed, on shared machines where a busy moment can take seconds.
     public func client(_ service: String, context: ZMQContext) throws -> RPCClient {
         try RPCClient(
             service: service, endpoint: endpoints[service]!["rpc"]!, context: context,
-            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 10_000)
+            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 60_000)
     }
 
     /// The gateway's HTTP port.
@@ -87,7 +90,7 @@ public final class Cluster: @unchecked Sendable {
 
 /// Waits until `client` can reach its service (a ping answered), polling with short RPC
 /// deadlines rather than sleeping.
-public func waitUntilReachable(_ client: RPCClient, timeoutMs: Int64 = 10_000) async throws {
+public func waitUntilReachable(_ client: RPCClient, timeoutMs: Int64 = 60_000) async throws {
     let end = Timestamp.nowMs() + timeoutMs
     while true {
         do {

@@ -57,6 +57,13 @@ public final class ServiceProcess: @unchecked Sendable {
         p.standardInput = FileHandle.nullDevice
         try p.run()
         lock.withLock { process = p }
+        // Not ready in time: kill it, so the reader below sees end of file and throws.
+        let pid = p.processIdentifier
+        let watchdog = Task.detached {
+            try await Task.sleep(for: .seconds(timeout))
+            Foundation.kill(pid, SIGKILL)
+        }
+        defer { watchdog.cancel() }
         let handle = out.fileHandleForReading
         let path = logPath
         let name = self.name
@@ -86,20 +93,24 @@ public final class ServiceProcess: @unchecked Sendable {
                 }
             }
             thread.start()
-            _ = timeout
         }
     }
 
     /// The process id, while running.
     public var pid: Int32? { lock.withLock { process?.processIdentifier } }
 
-    /// Sends SIGTERM and waits for exit; returns the seconds it took (nil if it was not running).
+    /// Sends SIGTERM and waits for exit, sending SIGKILL after `grace` seconds; returns the
+    /// seconds it took (nil if it was not running).
     @discardableResult
-    public func stop() -> Double? {
+    public func stop(grace: Double = 30) -> Double? {
         guard let p = lock.withLock({ process }) else { return nil }
         let t0 = Date()
         if p.isRunning { p.terminate() }
+        let pid = p.processIdentifier
+        let escalation = DispatchWorkItem { Foundation.kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace, execute: escalation)
         p.waitUntilExit()
+        escalation.cancel()
         lock.withLock { process = nil }
         return Date().timeIntervalSince(t0)
     }

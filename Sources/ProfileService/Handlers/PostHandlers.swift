@@ -19,7 +19,8 @@ struct PostHandlers: Sendable {
             return Empty()
         }
         host.on(Profile.ListPosts.self) { request, _ in
-            guard let user = try await users.users(usernames: [request.username])[request.username.lowercased()] else {
+            guard let key = Username.lookupKey(request.username), let user = try await users.users(usernames: [key])[key]
+            else {
                 throw ServiceError.notFound("user")
             }
             return try await posts.page(
@@ -38,8 +39,10 @@ struct PostHandlers: Sendable {
         let caption = request.caption ?? ""
         if let e = ProfileRules.caption(caption) { errors.append(e) }
         var names: [String] = []
-        for name in request.taggedUsernames.map({ $0.trimmingCharacters(in: .whitespaces).lowercased() })
-        where !names.contains(name) {
+        for typed in request.taggedUsernames {
+            let trimmed = typed.trimmingCharacters(in: .whitespaces)
+            let name = Username.lookupKey(trimmed) ?? trimmed  // a name no account can have stays as typed: unknown
+            if names.contains(name) { continue }
             names.append(name)
         }
         if names.count > ProfileRules.maxTagged {

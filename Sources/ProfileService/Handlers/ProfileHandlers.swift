@@ -130,7 +130,7 @@ struct ProfileHandlers: Sendable {
     /// The profile header's ProfileService half: the user and their post count.
     /// - Throws: 404 for an unknown username.
     func header(_ username: String) async throws -> Profile.Header.Reply {
-        guard let user = try await users.users(usernames: [username])[username.lowercased()] else {
+        guard let key = Username.lookupKey(username), let user = try await users.users(usernames: [key])[key] else {
             throw ServiceError.notFound("user")
         }
         return .init(user: user.publicUser, postCount: try await posts.count(ownerId: user.id))

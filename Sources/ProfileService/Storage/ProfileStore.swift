@@ -22,7 +22,7 @@ protocol ProfileStore: Sendable {
     /// Accounts by id (unknown ids left out).
     func users(ids: [String]) async throws -> [String: UserRecord]
 
-    /// Accounts by lower-cased username (unknown names left out).
+    /// Accounts by username, keyed by `Username.lookupKey` (unknown names left out).
     func users(usernames: [String]) async throws -> [String: UserRecord]
 
     /// Stores the identity (if newer) and the registration's profile fields; idempotent.
@@ -78,7 +78,7 @@ struct SQLiteProfileStore: ProfileStore {
     }
 
     func users(usernames: [String]) async throws -> [String: UserRecord] {
-        let names = Array(Set(usernames.map { $0.lowercased() }))
+        let names = Array(Set(usernames.compactMap(Username.lookupKey)))
         if names.isEmpty { return [:] }
         let read: @Sendable (SQLiteConnection) throws -> [String: UserRecord] = { c in
             var found: [String: UserRecord] = [:]

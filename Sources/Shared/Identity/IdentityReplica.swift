@@ -108,11 +108,11 @@ public struct IdentityReplica: Sendable {
             ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE id = ? AND username IS NOT NULL", [id])
     }
 
-    /// The replica's identity named `username` (lower-cased here), nil on a miss.
+    /// The replica's identity named `username` (see `Username.lookupKey`), nil on a miss.
     /// - Throws: `SQLiteError`, `RowError`.
     public static func identity(username: String, on c: SQLiteConnection) throws -> ReplicatedIdentity? {
-        try c.queryOne(
-            ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE username = ?", [username.lowercased()])
+        guard let key = Username.lookupKey(username) else { return nil }
+        return try c.queryOne(ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE username = ?", [key])
     }
 
     /// The identity with `id`, asking AuthService on a miss; nil when it does not know it either.
@@ -140,14 +140,15 @@ public struct IdentityReplica: Sendable {
     /// The identity named `username` (case-insensitive), asking AuthService on a miss.
     /// - Throws: `ServiceError` 503/504 when AuthService must be asked and cannot answer.
     public func identity(username: String) async throws -> ReplicatedIdentity? {
-        try await identities(usernames: [username])[username.lowercased()]
+        guard let key = Username.lookupKey(username) else { return nil }
+        return try await identities(usernames: [key])[key]
     }
 
-    /// Identities by lower-cased username (unknown names left out), asking AuthService once
-    /// for the misses.
+    /// Identities by username, keyed by `Username.lookupKey` (unknown names, and names no
+    /// account can have, left out), asking AuthService once for the misses.
     /// - Throws: `ServiceError` 503/504 when AuthService must be asked and cannot answer.
     public func identities(usernames: [String]) async throws -> [String: ReplicatedIdentity] {
-        let names = Array(Set(usernames.map { $0.lowercased() }))
+        let names = Array(Set(usernames.compactMap(Username.lookupKey)))
         if names.isEmpty { return [:] }
         let read: @Sendable (SQLiteConnection) throws -> [String: ReplicatedIdentity] = { c in
             var found: [String: ReplicatedIdentity] = [:]
