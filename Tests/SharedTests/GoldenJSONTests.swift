@@ -27,7 +27,7 @@ struct GoldenJSONTests {
                 [FieldError(field: "email", code: "invalid_email", message: "not an email")], code: "invalid_email"))
         #expect(
             String(decoding: try WireJSON.encode(failed), as: UTF8.self)
-                == #"{"error":{"code":"invalid_email","fields":[{"code":"invalid_email","field":"email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#
+                == #"{"error":{"code":"invalid_email","fields":[{"field":"email","code":"invalid_email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#
         )
     }
 
@@ -36,12 +36,27 @@ struct GoldenJSONTests {
         let typed = EventEnvelope(
             producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body)
         let expected =
-            #"{"body":{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
+            #"{"body":{"followerId":"u1","followeeId":"u2","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
         #expect(String(decoding: try WireJSON.encode(typed), as: UTF8.self) == expected)
         let bodyJSON = String(decoding: try WireJSON.encode(body), as: UTF8.self)
         let built = Outbox.envelope(
             producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: bodyJSON)
         #expect(String(decoding: built, as: UTF8.self) == expected)
+    }
+
+    /// Builds before the wire writer wrote every object's members in sorted order; member order
+    /// carries no meaning, so what they wrote reads the same.
+    @Test func membersInAnyOrderReadTheSame() throws {
+        let sorted =
+            #"{"error":{"code":"invalid_email","fields":[{"code":"invalid_email","field":"email","message":"m"}],"message":"x","status":400},"id":"c2","type":"auth.register","v":1}"#
+        let reply = try WireJSON.decode(ReplyEnvelope<Empty>.self, from: Array(sorted.utf8))
+        #expect(reply.error?.fields == [FieldError(field: "email", code: "invalid_email", message: "m")])
+        let event = try WireJSON.decode(
+            EventEnvelope<Graph.FollowChanged>.self,
+            from: Array(
+                #"{"v":1,"type":"graph.follow.changed","time":"t","seq":7,"producer":"notification","body":{"notifyPosts":false,"following":true,"followerId":"u1","followeeId":"u2"}}"#
+                    .utf8))
+        #expect(event.body.followerId == "u1" && event.seq == 7)
     }
 
     @Test func olderReaderIgnoresNewFields() throws {

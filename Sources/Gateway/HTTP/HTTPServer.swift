@@ -61,7 +61,7 @@ final class HTTPServer: Service {
         case stop
     }
     private let mailbox = Locked<[Message]>([])
-    private let wakeFD: Int32
+    private let wake = Wakeup()
     private let openCount = Atomic<Int>(0)
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let loopBox = Locked<EventLoop?>(nil)
@@ -79,7 +79,6 @@ final class HTTPServer: Service {
         self.onServerAnswer = onServerAnswer
         self.unknownMethod = unknownMethod
         self.handler = handler
-        self.wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
     }
 
     /// Connections open now.
@@ -128,8 +127,7 @@ final class HTTPServer: Service {
 
     func post(_ message: Message) {
         mailbox.withLock { $0.append(message) }
-        var one: UInt64 = 1
-        _ = write(wakeFD, &one, 8)
+        wake.signal()
     }
 
     fileprivate func takeMessages() -> [Message] {
@@ -141,7 +139,8 @@ final class HTTPServer: Service {
 
     fileprivate func connectionOpened() { openCount.add(1, ordering: .relaxed) }
     fileprivate func connectionClosed() { openCount.subtract(1, ordering: .relaxed) }
-    fileprivate var wakeDescriptor: Int32 { wakeFD }
+    fileprivate var wakeDescriptor: Int32 { wake.fd }
+    fileprivate func drainWake() { wake.drain() }
 
     /// Creates, binds and listens on a TCP socket; returns it and the bound port.
     private static func listenSocket(host: String, port: Int) throws -> (Int32, Int) {
@@ -269,8 +268,7 @@ private final class EventLoop: @unchecked Sendable {
                 if id == 0 {
                     acceptAll()
                 } else if id == 1 {
-                    var value: UInt64 = 0
-                    _ = read(server.wakeDescriptor, &value, 8)
+                    server.drainWake()
                 } else if let c = connections[id] {
                     handle(c, flags: flags)
                 }

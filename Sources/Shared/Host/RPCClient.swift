@@ -38,7 +38,8 @@ public final class RPCClient: Sendable {
     }
 
     enum Outcome: Sendable {
-        case reply([UInt8])
+        /// The reply envelope, parsed once by the socket thread.
+        case reply(JSONObject)
         case notSent
         case disconnected
         case timedOut
@@ -113,8 +114,10 @@ public final class RPCClient: Sendable {
             switch outcome {
             case .reply(let data):
                 let reply: ReplyEnvelope<R.Reply>
-                do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: data) } catch {
-                    if let header = try? WireJSON.decode(ReplyHeader.self, from: data), let error = header.error { throw error }
+                do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: .object(data)) } catch {
+                    if let header = try? WireJSON.decode(ReplyHeader.self, from: .object(data)), let error = header.error {
+                        throw error
+                    }
                     throw ServiceError.internal("cannot decode reply to \(R.type): \(error)")
                 }
                 if let error = reply.error { throw error }
@@ -184,9 +187,10 @@ public final class RPCClient: Sendable {
                 }
                 if ready[0] {
                     while let frames = try dealer.receive(dontWait: true) {
-                        guard let payload = frames.last, let header = try? WireJSON.decode(ReplyHeader.self, from: payload)
+                        guard let payload = frames.last, case .object(let reply)? = try? JSONParser.parse(payload),
+                            case .string(let id)? = reply["id"]
                         else { continue }
-                        if sent.remove(header.id) != nil { resolve(header.id, .reply(payload)) }
+                        if sent.remove(id) != nil { resolve(id, .reply(reply)) }
                     }
                 }
                 if ready[1] {

@@ -14,7 +14,8 @@ import Synchronization
 /// Both sockets live on one thread; handlers hand their replies back through a locked queue
 /// and an eventfd (`Wakeup`).
 public final class ServiceHost: Service {
-    public typealias Handler = @Sendable (_ envelope: [UInt8], _ context: RequestContext) async -> [UInt8]
+    /// Answers one request: its envelope's `body`, parsed once by the socket thread.
+    public typealias Handler = @Sendable (_ body: JSONValue, _ context: RequestContext) async -> [UInt8]
 
     public let name: String
     private let context: ZMQContext
@@ -67,15 +68,15 @@ public final class ServiceHost: Service {
     /// Registers the handler for one message type. A handler throwing `ServiceError` answers
     /// with that error; any other error answers `internal_error` (and is logged).
     public func on<R: RPC>(_ rpc: R.Type, _ handler: @escaping @Sendable (R.Request, RequestContext) async throws -> R.Reply) {
-        let wrapped: Handler = { bytes, context in
+        let wrapped: Handler = { body, context in
             let reply: ReplyEnvelope<R.Reply>
             do {
-                let request = try WireJSON.decode(RequestEnvelope<R.Request>.self, from: bytes)
+                let request = try WireJSON.decode(R.Request.self, from: body)
                 do {
                     reply = ReplyEnvelope(
                         id: context.correlationId, type: context.type,
                         body: try await RequestDeadline.$current.withValue(context.deadline) {
-                            try await handler(request.body, context)
+                            try await handler(request, context)
                         }, error: nil)
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
@@ -255,10 +256,14 @@ public final class ServiceHost: Service {
             let envelope = ReplyEnvelope<Empty>(id: id, type: type, body: nil, error: error)
             if let bytes = try? WireJSON.encode(envelope) { _ = try? router.send(routing + [bytes], dontWait: true) }
         }
-        guard let header = try? WireJSON.decode(RequestHeader.self, from: payload) else {
+        // Parsed once, here: the header routes the request, the body goes to its handler.
+        guard case .object(let envelope)? = try? JSONParser.parse(payload),
+            let header = try? WireJSON.decode(RequestHeader.self, from: .object(envelope))
+        else {
             reply("", "", .badRequest("malformed_envelope", "not a request envelope"))
             return
         }
+        let body = envelope["body"] ?? .null
         guard header.v == wireVersion else {
             reply(
                 header.id, header.type, .badRequest("unsupported_version", "envelope version \(header.v) is not \(wireVersion)"))
@@ -294,7 +299,7 @@ public final class ServiceHost: Service {
             logger: logger)
         inflight[header.id] = routing
         Task { [self] in
-            let bytes = await handler(payload, context)
+            let bytes = await handler(body, context)
             completedIDs.withLock { $0.append(header.id) }
             outgoing.withLock { $0.replies.append(routing + [bytes]) }
             wakeup.signal()

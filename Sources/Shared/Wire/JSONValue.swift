@@ -1,6 +1,6 @@
-/// A JSON value as parsed from a request body (RFC 8259). Numbers keep their text, so a field
-/// decides what range it accepts and a number of any size gets the same answer.
-enum JSONValue: Sendable, Equatable {
+/// A JSON value as parsed (RFC 8259). Numbers keep their text, so a field decides what range it
+/// accepts and a number of any size gets the same answer.
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// The number's text as written, e.g. `-12`, `3.5e2`.
@@ -10,7 +10,7 @@ enum JSONValue: Sendable, Equatable {
     case object(JSONObject)
 
     /// The JSON type's name, for messages.
-    var typeName: String {
+    public var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -23,31 +23,39 @@ enum JSONValue: Sendable, Equatable {
 }
 
 /// A JSON object's members in order (each name at most once: the parser refuses duplicates).
-struct JSONObject: Sendable, Equatable {
-    var members: [(name: String, value: JSONValue)]
+public struct JSONObject: Sendable, Equatable {
+    public var members: [(name: String, value: JSONValue)]
 
-    static func == (a: JSONObject, b: JSONObject) -> Bool {
+    public init(members: [(name: String, value: JSONValue)]) { self.members = members }
+
+    public static func == (a: JSONObject, b: JSONObject) -> Bool {
         a.members.count == b.members.count && zip(a.members, b.members).allSatisfy { $0.name == $1.name && $0.value == $1.value }
     }
 
     /// The member named `name`, or nil when absent.
-    subscript(_ name: String) -> JSONValue? { members.first { $0.name == name }?.value }
+    public subscript(_ name: String) -> JSONValue? {
+        for member in members where member.name == name { return member.value }
+        return nil
+    }
 }
 
 /// Why a body is not JSON; `duplicateName` is set when an object repeats a member name
 /// (RFC 8259 §4 leaves that to the receiver; this one refuses it, so no two readers of the same
 /// body can disagree about its value).
-struct JSONParseError: Error, Sendable {
-    var message: String
+public struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    public var message: String
     /// Byte offset where the problem was found.
-    var offset: Int
-    var duplicateName: String?
+    public var offset: Int
+    public var duplicateName: String?
+
+    public var description: String { "\(message) at byte \(offset)" }
 }
 
 /// A strict RFC 8259 parser: UTF-8 only, no trailing commas or comments, no control characters
 /// in strings, no lone surrogates, duplicate member names refused, nesting at most `maxDepth`.
-struct JSONParser {
-    static let maxDepth = 64
+public struct JSONParser {
+    /// Deepest nesting accepted (arrays and objects).
+    public static let maxDepth = 64
 
     private let bytes: [UInt8]
     private var i = 0
@@ -55,7 +63,7 @@ struct JSONParser {
     private init(_ bytes: [UInt8]) { self.bytes = bytes }
 
     /// Parses one JSON text. - Throws: `JSONParseError`.
-    static func parse(_ bytes: [UInt8]) throws -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws -> JSONValue {
         var p = JSONParser(bytes)
         p.skipWhitespace()
         let value = try p.value(depth: 0)

@@ -1,19 +1,26 @@
-/// Encodes `Encodable` API shapes straight to JSON bytes (RFC 8259), in declaration order,
-/// writing absent optionals as explicit `null` (the API's shapes always carry every member),
-/// with no intermediate tree: the request path's encoder.
+/// Encodes `Encodable` values straight to JSON bytes (RFC 8259), members in declaration order,
+/// with no intermediate tree (Foundation's `JSONEncoder` builds one and was a large share of
+/// every request's CPU).
 ///
-/// Strings escape `"`, `\` and control characters only (`/` and non-ASCII are written as is).
-/// Non-finite doubles are refused (`EncodingError`).
-enum JSONWriter {
+/// `nulls` decides what an absent optional becomes: `.explicit` writes `null` (the API's
+/// shapes always carry every member), `.omitted` leaves the member out (the wire format, as
+/// `JSONEncoder` does). Strings escape `"`, `\` and control characters only (`/` and non-ASCII
+/// are written as is). Non-finite doubles are refused (`EncodingError`).
+public enum JSONWriter {
+    public enum Nulls: Sendable {
+        case explicit
+        case omitted
+    }
+
     /// The JSON bytes of `value`. - Throws: `EncodingError` for a non-finite number.
-    static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        let sink = Sink()
+    public static func encode<T: Encodable>(_ value: T, nulls: Nulls = .explicit) throws -> [UInt8] {
+        let sink = Sink(nulls: nulls)
         try value.encode(to: WriterEncoder(sink: sink))
         return sink.bytes
     }
 
     /// Appends the JSON string literal for `s` to `out`.
-    static func appendString(_ s: String, to out: inout [UInt8]) {
+    public static func appendString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
         let hex = Array("0123456789abcdef".utf8)
         for b in s.utf8 {
@@ -34,7 +41,11 @@ enum JSONWriter {
 /// The buffer every container of one encoding writes to, in order.
 private final class Sink {
     var bytes: [UInt8] = []
-    init() { bytes.reserveCapacity(512) }
+    let nulls: JSONWriter.Nulls
+    init(nulls: JSONWriter.Nulls) {
+        self.nulls = nulls
+        bytes.reserveCapacity(512)
+    }
 
     func write(_ s: StaticString) {
         s.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -146,24 +157,27 @@ private struct KeyedWriter<Key: CodingKey>: KeyedEncodingContainerProtocol {
         try value.encode(to: WriterEncoder(sink: sink, codingPath: codingPath + [key]))
     }
 
-    // Absent optionals are written as null (the default would leave the member out).
+    // Absent optionals: `null` with `.explicit` (the default would leave the member out).
+    private mutating func absent(_ key: Key) throws {
+        if sink.nulls == .explicit { try encodeNil(forKey: key) }
+    }
     mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        if let value { try encode(value, forKey: key) } else { try absent(key) }
     }
     mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        if let value { try encode(value, forKey: key) } else { try absent(key) }
     }
     mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        if let value { try encode(value, forKey: key) } else { try absent(key) }
     }
     mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        if let value { try encode(value, forKey: key) } else { try absent(key) }
     }
     mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        if let value { try encode(value, forKey: key) } else { try absent(key) }
     }
     mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
-        if let value { try encode(value, forKey: key) } else { try encodeNil(forKey: key) }
+        if let value { try encode(value, forKey: key) } else { try absent(key) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key)
