@@ -39,8 +39,19 @@ def client(url):
     return Client(port, host=host)
 
 
+def get(c, path, token, seconds=60):
+    """GET, asked again while the gateway answers 502/503/504 (a service busy or still reconnecting
+    is not data lost), until `seconds` have passed."""
+    end = time.time() + seconds
+    while True:
+        st, h, js, text = c.call("GET", path, token=token)
+        if st not in (502, 503, 504) or time.time() > end:
+            return st, h, js, text
+        time.sleep(0.5)
+
+
 def notifications(c, token):
-    st, _, js, text = c.call("GET", "/v1/notifications?limit=100", token=token)
+    st, _, js, text = get(c, "/v1/notifications?limit=100", token)
     check(st == 200 and js is not None, f"GET /v1/notifications: {st} {text[:200]!r}")
     return js["items"]
 
@@ -77,7 +88,7 @@ def seed(args):
     check(st == 200 and js["followState"] == "following", f"follow: {st} {text[:200]!r}")
     items = listed_until(c, A, 3)
     check(len(items) == 3, f"{a} has {len(items)} notifications listed, expected 3: {brief(items)}")
-    st, _, prof, text = c.call("GET", f"/v1/users/{a}", token=B)
+    st, _, prof, text = get(c, f"/v1/users/{a}", B)
     check(st == 200, f"GET /v1/users/{a}: {st} {text[:200]!r}")
     with open(args.state, "w") as f:
         json.dump({"users": [a, b], "tokens": [A, B], "post": post["id"], "notifications": brief(items),
@@ -85,26 +96,38 @@ def seed(args):
     say(f"seeded: {a} and {b} logged in, 1 post, like + comment + follow, 3 notifications listed")
 
 
+def open_stream(c, token, seconds=60):
+    """GET /v1/notifications/stream, opened again while it answers 502/503/504, until its status
+    line is 200 (the gateway has subscribed it then) or `seconds` have passed."""
+    end = time.time() + seconds
+    while True:
+        stream = SSE(c.port, token, host=c.host)
+        while stream.status is None and not stream.closed.is_set() and time.time() < end:
+            time.sleep(0.02)
+        if stream.status == 200:
+            return stream
+        stream.close()
+        check(stream.status in (502, 503, 504, None) and time.time() < end,
+              f"GET /v1/notifications/stream: status {stream.status}")
+        time.sleep(0.5)
+
+
 def verify(args):
     c = client(args.url)
     s = json.load(open(args.state))
     (a, b), (A, B), post = s["users"], s["tokens"], s["post"]
     for user, token in ((a, A), (b, B)):
-        st, _, me, text = c.call("GET", "/v1/me", token=token)
+        st, _, me, text = get(c, "/v1/me", token)
         check(st == 200 and me["username"] == user, f"the session of {user} did not survive: GET /v1/me {st} {text[:200]!r}")
-    st, _, grid, text = c.call("GET", f"/v1/users/{a}/posts", token=B)
+    st, _, grid, text = get(c, f"/v1/users/{a}/posts", B)
     check(st == 200 and [p["id"] for p in grid["items"]] == [post], f"{a}'s posts after the restart: {st} {text[:300]!r}")
-    st, _, prof, text = c.call("GET", f"/v1/users/{a}", token=B)
+    st, _, prof, text = get(c, f"/v1/users/{a}", B)
     check(st == 200 and prof["counts"] == s["counts"], f"{a}'s counts {prof.get('counts') if prof else text[:200]!r}, were {s['counts']}")
     items = notifications(c, A)
     check(brief(items) == s["notifications"], f"notifications after the restart: {brief(items)}\n  were {s['notifications']}")
     say(f"after stop/start: both sessions valid, the post and counts {s['counts']} kept, the same {len(items)} notifications (same ids)")
-    stream = SSE(c.port, A, host=c.host)
+    stream = open_stream(c, A)
     try:
-        end = time.time() + 10
-        while stream.status is None and not stream.closed.is_set() and time.time() < end:
-            time.sleep(0.02)
-        check(stream.status == 200, f"GET /v1/notifications/stream after the restart: {stream.status}")
         st, _, _, text = c.call("POST", f"/v1/posts/{post}/comments", {"text": "after the restart"}, token=B)
         check(st == 201, f"comment after the restart: {st} {text[:200]!r}")
         check(stream.wait_for(1, 15), "the new comment was not streamed after the restart")
