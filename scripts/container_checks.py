@@ -158,6 +158,9 @@ def loadtest(args):
     check(closed == 0, f"streams closed early ({line})")
     check(args.allow_http_errors or not errors, f"HTTP errors ({line})")
     say(line)
+    if lat.get("count") and worst > 5000:
+        say(f"note: {r['scenario']}: streamed notifications were held up to {worst / 1000:.0f} s (delivered late, "
+            "none lost): live delivery stalled for a while")
 
 
 def main():
