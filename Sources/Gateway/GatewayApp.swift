@@ -160,21 +160,23 @@ struct Dispatcher: Sendable {
             response = Self.methodNotAllowed(http.method, allowed).response
         case .found(let route, let params):
             label = route.template
-            let requestLogger = logger.with(["request.id": RandomID.make(), "route": route.template])
+            let trace = RandomID.unique()
             do {
                 let query = try Query(http.rawQuery)
-                let session = route.authenticated ? try await authenticator.authenticate(http) : nil
-                if !http.body.isEmpty { _ = try JSONBody(http) }  // 415 / 400 for any route given a body
-                response = try await route.handler(
-                    Request(
-                        http: http, parameters: Parameters(values: params), query: query, session: session,
-                        clientAddress: clientAddress.resolve(http), logger: requestLogger))
+                response = try await RequestTrace.$id.withValue(trace) {
+                    let session = route.authenticated ? try await authenticator.authenticate(http) : nil
+                    if !http.body.isEmpty { _ = try JSONBody(http) }  // 415 / 400 for any route given a body
+                    return try await route.handler(
+                        Request(
+                            http: http, parameters: Parameters(values: params), query: query, session: session,
+                            clientAddress: clientAddress.resolve(http), trace: trace, route: route.template, baseLogger: logger))
+                }
             } catch let problem as Problem {
                 response = problem.response
             } catch let error as ServiceError {
                 response = Problem(error).response
             } catch {
-                requestLogger.error("request.failed", metadata: ["error": "\(error)"])
+                logger.error("request.failed", metadata: ["error": "\(error)", "request.id": trace, "route": label])
                 response = Problem.internalError().response
             }
             if route.streaming, case .bytes = response.body { response.headers.append(("Connection", "close")) }

@@ -22,7 +22,7 @@ struct Backend: Sendable {
                 seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         }
         do {
-            return try await client.call(rpc, request, timeoutMs: timeoutMs ?? self.timeoutMs)
+            return try await client.call(rpc, request, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id)
         } catch let error as ServiceError {
             switch error.code {
             case "service_unavailable": outcome = "unavailable"
@@ -32,6 +32,12 @@ struct Backend: Sendable {
             throw error
         }
     }
+}
+
+/// The id of the request being handled, carried as the trace id of the service calls made for
+/// it (so a request's log lines in every service share it).
+enum RequestTrace {
+    @TaskLocal static var id: String?
 }
 
 /// The gateway's three back ends.

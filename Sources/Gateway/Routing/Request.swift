@@ -10,8 +10,16 @@ struct Request: Sendable {
     var session: Session?
     /// The client's address (`X-Forwarded-For` believed only from a trusted proxy).
     var clientAddress: String
-    /// The gateway's logger with this request's id.
-    var logger: Logger
+    /// The request's id, also the trace id of every service call made for it.
+    var trace: String
+    /// The route's template (`/v1/users/{username}`).
+    var route: String
+    /// The gateway's logger, without this request's metadata.
+    let baseLogger: Logger
+
+    /// The gateway's logger with this request's id (`request.id`, also the trace of its
+    /// service calls) and route (built when asked for: most requests log nothing).
+    var logger: Logger { baseLogger.with(["request.id": trace, "route": route]) }
 
     /// The caller's user id. - Throws: 401 when the route is not authenticated (a programming error).
     var userId: String {

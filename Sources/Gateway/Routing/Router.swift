@@ -45,7 +45,13 @@ struct Router: Sendable {
     /// The raw path's segments, each percent-decoded, or why it cannot be. One trailing `/` is
     /// ignored.
     static func decodeSegments(_ rawPath: String) -> Result<[String], RouteError> {
-        guard rawPath.hasPrefix("/") else { return .failure(RouteError("the path must start with /")) }
+        guard rawPath.utf8.first == UInt8(ascii: "/") else { return .failure(RouteError("the path must start with /")) }
+        if !rawPath.utf8.contains(UInt8(ascii: "%")) {
+            // Nothing to decode (the common case): split only.
+            var segments = rawPath.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+            if segments.count > 1, segments.last?.isEmpty == true { segments = segments.dropLast() }
+            return .success(segments.map { String(Substring($0)) })
+        }
         var raw = Substring(rawPath)
         if raw.count > 1 && raw.hasSuffix("/") { raw = raw.dropLast() }
         var out: [String] = []

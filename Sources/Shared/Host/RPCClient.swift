@@ -100,10 +100,10 @@ public final class RPCClient: Sendable {
     {
         let start = Timestamp.nowMs()
         let deadline = start + Int64(timeoutMs ?? defaultTimeoutMs)
-        let trace = trace ?? RandomID.make()
+        let trace = trace ?? RandomID.unique()
         var backoffMs: Int64 = 10
         while true {
-            let id = RandomID.make()
+            let id = RandomID.unique()
             let envelope = RequestEnvelope(id: id, type: R.type, deadline: deadline, trace: trace, body: request)
             let bytes: [UInt8]
             do { bytes = try WireJSON.encode(envelope) } catch {

@@ -32,9 +32,13 @@ public final class Wakeup: Sendable {
     /// Clears the signal; called by the loop after it wakes and before it empties its queue,
     /// so that anything queued after this point signals again.
     public func drain() {
-        pending.store(false, ordering: .sequentiallyConsistent)
+        // Read first, then clear: a signal between the two finds `pending` still set and writes
+        // nothing, but its work was queued before it and is taken after this drain; clearing
+        // first would let that signal's write be swallowed by the read, leaving `pending` set
+        // with nothing to wake the loop.
         var value: UInt64 = 0
         _ = read(fd, &value, 8)
+        pending.store(false, ordering: .sequentiallyConsistent)
     }
 
     deinit { close(fd) }

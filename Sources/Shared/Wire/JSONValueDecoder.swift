@@ -165,7 +165,8 @@ private struct UnkeyedReader: UnkeyedDecodingContainer {
 
     private mutating func next<T>(_ type: T.Type) throws -> (JSONValue, [any CodingKey]) {
         guard !isAtEnd else {
-            throw DecodingError.valueNotFound(type, .init(codingPath: codingPath, debugDescription: "the array has no more items"))
+            throw DecodingError.valueNotFound(
+                type, .init(codingPath: codingPath, debugDescription: "the array has no more items"))
         }
         defer { currentIndex += 1 }
         return (items[currentIndex], codingPath + [AnyKey(intValue: currentIndex)])
