@@ -245,7 +245,9 @@ private final class EventLoop: @unchecked Sendable {
     }
 
     func modify(_ c: Connection) {
-        var events = EPOLLRDHUP.rawValue
+        // Once the peer's half-close is seen, RDHUP is no longer asked for: it is level-triggered
+        // and would wake the loop again and again until the response is written.
+        var events = c.peerClosed ? 0 : EPOLLRDHUP.rawValue
         if c.wantsRead { events |= EPOLLIN.rawValue }
         if c.wantsWrite { events |= EPOLLOUT.rawValue }
         guard events != c.registeredEvents else { return }
