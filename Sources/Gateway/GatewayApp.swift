@@ -19,10 +19,10 @@ enum GatewayApp {
         }
         let logger = runtime.logger
         do {
-            let gauges = Locked<(hub: StreamHub?, server: HTTPServer?)>((nil, nil))
+            let gauges = Locked<(hub: StreamHub?, server: HTTPServer?, live: LiveNotifications?)>((nil, nil, nil))
             let metrics = Metrics(gauges: {
-                let (hub, server) = gauges.withLock { $0 }
-                return (hub?.count ?? 0, server?.openConnections ?? 0)
+                let (hub, server, live) = gauges.withLock { $0 }
+                return (hub?.count ?? 0, server?.openConnections ?? 0, live?.channelCount ?? 0)
             })
             func backend(_ service: ServiceDescription) throws -> Backend {
                 Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
@@ -32,6 +32,8 @@ enum GatewayApp {
             let tokens = TokenCache(ttlMs: Int64(config.tokenCacheSeconds) * 1000)
             let sessions = SessionControl(tokens: tokens, hub: hub)
             let users = UserLookup(profile: backends.profile)
+            let live = LiveNotifications(graph: backends.graph, users: users, metrics: metrics, logger: logger)
+            hub.setOnRemove { live.detach($0) }
             let clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
             let controllers: [any Controller] = [
                 AuthController(
@@ -41,7 +43,8 @@ enum GatewayApp {
                 PostsController(profile: backends.profile, graph: backends.graph),
                 SettingsController(profile: backends.profile),
                 NotificationsController(
-                    graph: backends.graph, users: users, hub: hub, logger: logger, streamBufferBytes: config.streamBufferBytes),
+                    graph: backends.graph, users: users, hub: hub, live: live, logger: logger,
+                    streamBufferBytes: config.streamBufferBytes),
                 OpsController(backends: backends, metrics: metrics),
             ]
             var routes = RouteCollection()
@@ -65,15 +68,21 @@ enum GatewayApp {
                 },
                 unknownMethod: { method, path in dispatcher.unrouted(method: method, rawPath: path) },
                 handler: { request in await dispatcher.handle(request) })
-            gauges.withLock { $0 = (hub, server) }
-            let notificationEvents = LiveEventSubscriber(
-                producer: .notification, endpoint: ServiceDescription.notification.endpoints(runtime.env).events,
-                context: runtime.context, replay: backends.graph.client, logger: logger, security: runtime.security)
+            gauges.withLock { $0 = (hub, server, live) }
+            let delivery = live.connect(
+                context: runtime.context,
+                endpoints: [ServiceDescription.notification.endpoints(runtime.env).delivery ?? "tcp://127.0.0.1:5557"],
+                security: runtime.security)
             let authEvents = LiveEventSubscriber(
                 producer: .auth, endpoint: ServiceDescription.auth.endpoints(runtime.env).events, context: runtime.context,
                 replay: backends.auth.client, logger: logger, security: runtime.security)
-            NotificationDelivery(users: users, hub: hub, metrics: metrics, logger: logger)
-                .subscribe(notifications: notificationEvents, auth: authEvents, sessions: sessions)
+            authEvents.on(Auth.SessionRevoked.self) { events in sessions.revoke(events.flatMap(\.body.sessionIds)) }
+            let headsCheck = ServiceClosure {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(config.streamCheckMs))
+                    if !Task.isCancelled { await live.checkHeads() }
+                }
+            }
             let heartbeat = ServiceClosure {
                 while !Task.isCancelled {
                     // A little under the interval, so the gap between comments never exceeds it.
@@ -84,17 +93,16 @@ enum GatewayApp {
             let port = try server.start()
             logger.info("gateway.listening", metadata: ["host": config.host, "port": "\(port)"])
             let ready = ServiceClosure {
-                // Ready once the subscribers know where they start (bounded), so nothing created
-                // after the ready line is missed by live streams.
-                await notificationEvents.waitUntilStarted(timeoutMs: 3_000)
+                // Ready once the auth subscriber knows where it starts (bounded), so a logout after
+                // the ready line closes the session's streams.
                 await authEvents.waitUntilStarted(timeoutMs: 3_000)
                 runtime.announceReady(["port": "\(port)"])
                 while !Task.isCancelled { try? await Task.sleep(for: .seconds(3_600)) }
             }
             try await ServiceGroup(
                 services: [
-                    ("subscriber.notification", notificationEvents), ("subscriber.auth", authEvents),
-                    ("heartbeat", heartbeat), ("ready", ready), ("http", StreamClosingServer(server: server, hub: hub)),
+                    ("delivery", delivery), ("subscriber.auth", authEvents), ("heartbeat", heartbeat),
+                    ("streams.check", headsCheck), ("ready", ready), ("http", StreamClosingServer(server: server, hub: hub)),
                 ], logger: logger
             ).run()
             runtime.context.shutdown()

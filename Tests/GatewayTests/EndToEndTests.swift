@@ -17,8 +17,8 @@ struct EndToEndTests {
         return (r.object["token"] as? String ?? "", r.object["user"] as? [String: Any] ?? [:])
     }
 
-    static func startCluster() async throws -> Cluster {
-        let cluster = Cluster()
+    static func startCluster(_ environment: [String: String] = [:]) async throws -> Cluster {
+        let cluster = Cluster(extraEnvironment: environment)
         try await cluster.start(["auth", "profile", "notification", "gateway"])
         return cluster
     }
@@ -203,5 +203,55 @@ struct EndToEndTests {
             readiness = try http.request("GET", "/readyz").status
         }
         #expect(readiness == 200)
+    }
+
+    /// NotificationService restarts while the gateway is frozen, so the gateway's subscription
+    /// is gone when a notification is published (a real loss, not a race): when the gateway
+    /// runs again it reconnects, the publisher welcomes its subscription again, and the gateway
+    /// reads what it missed. The heads check is off, so the welcome alone must do it.
+    @Test func aNotificationPublishedWhileTheGatewaysSubscriptionIsGoneArrives() async throws {
+        let cluster = try await Self.startCluster(["GATEWAY_STREAM_CHECK_MS": "3600000"])
+        defer { cluster.stopAll() }
+        let http = HTTPClient(port: cluster.gatewayPort)
+        let tag = RandomID.make().prefix(6)
+        let (tokenA, a) = try Self.register(http, "w\(tag)a")
+        let (tokenB, b) = try Self.register(http, "w\(tag)b")
+        let created = try http.request(
+            "POST", "/v1/posts", token: tokenA, json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
+        let postId = created.object["id"] as? String ?? ""
+        let stream = try SSEClient(port: cluster.gatewayPort, token: tokenA)
+        #expect(await stream.waitUntilOpen())
+        #expect(try http.request("PUT", "/v1/users/w\(tag)a/follow", token: tokenB).status == 200)
+        #expect(await stream.waitFor(count: 1))
+
+        cluster.pause("gateway")
+        cluster.kill("notification")
+        try await cluster.start("notification")
+        // B likes A's post, through ProfileService directly (the gateway is frozen); the
+        // notification is stored and published while nobody subscribes to A.
+        let context = ZMQContext()
+        let profile = try cluster.client("profile", context: context)
+        let graph = try cluster.client("notification", context: context)
+        defer {
+            profile.shutdown()
+            graph.shutdown()
+        }
+        _ = try await profile.call(
+            Profile.SetLike.self, .init(userId: b["id"] as? String ?? "", postId: postId, liked: true))
+        let aId = a["id"] as? String ?? ""
+        let deadline = Timestamp.nowMs() + 60_000
+        var head: Int64 = 0
+        while head < 2 && Timestamp.nowMs() < deadline {
+            head =
+                (try? await graph.call(Graph.NotificationsSince.self, .init(recipientId: aId, afterSeq: 0, limit: 10)))?
+                .headSeq ?? 0
+            if head < 2 { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(head == 2, "the like is not stored")
+        cluster.resume("gateway")
+        #expect(await stream.waitFor(count: 2), "stream has \(stream.events.count) events")
+        #expect(stream.events.map(\.id) == ["1", "2"])
+        #expect(stream.events.map { $0.json["type"] as? String } == ["follow", "like"])
+        stream.close()
     }
 }

@@ -7,7 +7,8 @@ public final class Cluster: @unchecked Sendable {
     // @unchecked: mutated only by the test that owns it, from one task at a time.
     public let dataDirectory: String
     public private(set) var processes: [String: ServiceProcess] = [:]
-    /// Endpoints by service: `["auth": ["rpc": ..., "events": ...], "gateway": ["port": ...]]`.
+    /// Endpoints by service: `["auth": ["rpc": ..., "events": ...], "notification": [..., "delivery":
+    /// ...], "gateway": ["port": ...]]`.
     public private(set) var endpoints: [String: [String: String]] = [:]
     public let extraEnvironment: [String: String]
 
@@ -31,10 +32,12 @@ public final class Cluster: @unchecked Sendable {
             guard let prefix = Self.prefixes[other] else { continue }
             env["\(prefix)_RPC_ENDPOINT"] = fields["rpc"]
             env["\(prefix)_EVENTS_ENDPOINT"] = fields["events"]
+            if let delivery = fields["delivery"] { env["\(prefix)_DELIVERY_ENDPOINT"] = delivery }
         }
         if let prefix = Self.prefixes[service] {
             env["\(prefix)_RPC_BIND"] = endpoints[service]?["rpc"] ?? "tcp://127.0.0.1:*"
             env["\(prefix)_EVENTS_BIND"] = endpoints[service]?["events"] ?? "tcp://127.0.0.1:*"
+            env["\(prefix)_DELIVERY_BIND"] = endpoints[service]?["delivery"] ?? "tcp://127.0.0.1:*"
         }
         if service == "gateway" {
             env["GATEWAY_HOST"] = "127.0.0.1"
@@ -68,6 +71,12 @@ public final class Cluster: @unchecked Sendable {
 
     /// SIGKILL, wait.
     public func kill(_ service: String) { processes[service]?.kill() }
+
+    /// SIGSTOP (see `ServiceProcess.pause`).
+    public func pause(_ service: String) { processes[service]?.pause() }
+
+    /// SIGCONT.
+    public func resume(_ service: String) { processes[service]?.resume() }
 
     /// An RPC client to a started service. Calls that name no deadline get 60 s: these tests
     /// check behaviour, not speed, on shared machines where a busy moment can take seconds.

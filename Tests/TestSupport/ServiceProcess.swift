@@ -123,6 +123,17 @@ public final class ServiceProcess: @unchecked Sendable {
         lock.withLock { process = nil }
     }
 
+    /// Freezes the process (SIGSTOP): it keeps its sockets but runs no code, as a process
+    /// stalled by the machine would.
+    public func pause() {
+        if let pid { Foundation.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    public func resume() {
+        if let pid { Foundation.kill(pid, SIGCONT) }
+    }
+
     /// Exit status after `stop()`/`kill()` or a crash.
     public var isRunning: Bool { lock.withLock { process?.isRunning ?? false } }
 

@@ -14,6 +14,10 @@ struct GatewayConfiguration: Sendable {
     var passwordTimeoutMs = 10_000
     /// `GATEWAY_SSE_HEARTBEAT_SECONDS`: comment line interval on streams (default 15 s).
     var heartbeatSeconds = 15
+    /// `GATEWAY_STREAM_CHECK_MS`: how often the heads of the recipients with open streams are
+    /// checked for a notification that delivery lost before a silence (default 2,000 ms; the
+    /// longest such a notification can be late).
+    var streamCheckMs = 2_000
     /// `GATEWAY_SSE_BUFFER_BYTES`: per-stream buffer (default 256 KiB).
     var streamBufferBytes = 256 * 1024
     /// `GATEWAY_TOKEN_CACHE_SECONDS`: how long a validated token is trusted (default 30 s).
@@ -40,6 +44,7 @@ struct GatewayConfiguration: Sendable {
         rpcTimeoutMs = try env.int("GATEWAY_RPC_TIMEOUT_MS", default: rpcTimeoutMs, range: 10...60_000)
         passwordTimeoutMs = try env.int("GATEWAY_PASSWORD_RPC_TIMEOUT_MS", default: passwordTimeoutMs, range: 10...120_000)
         heartbeatSeconds = try env.int("GATEWAY_SSE_HEARTBEAT_SECONDS", default: heartbeatSeconds, range: 1...3_600)
+        streamCheckMs = try env.int("GATEWAY_STREAM_CHECK_MS", default: streamCheckMs, range: 50...3_600_000)
         streamBufferBytes = try env.int(
             "GATEWAY_SSE_BUFFER_BYTES", default: streamBufferBytes, range: 1_024...(64 << 20))
         tokenCacheSeconds = try env.int("GATEWAY_TOKEN_CACHE_SECONDS", default: tokenCacheSeconds, range: 0...3_600)

@@ -5,6 +5,7 @@ struct NotificationsController: Controller {
     let graph: Backend
     let users: UserLookup
     let hub: StreamHub
+    let live: LiveNotifications
     let logger: Logger
     /// Per-stream buffer in bytes (`GATEWAY_SSE_BUFFER_BYTES`).
     let streamBufferBytes: Int
@@ -34,8 +35,11 @@ struct NotificationsController: Controller {
     }
 
     /// `GET /v1/notifications/stream`: Server-Sent Events. With `Last-Event-ID` (or `?since=`),
-    /// first everything after that seq, then live events; without, live events only. A comment
-    /// line is sent at once and every `GATEWAY_SSE_HEARTBEAT_SECONDS`.
+    /// first everything after that seq, then live events; without, live events only (every
+    /// notification after the stream was opened). The response starts once the stream is
+    /// attached to its recipient's live channel (503 when NotificationService cannot say where
+    /// the recipient's notifications stand); a comment line is sent at once and every
+    /// `GATEWAY_SSE_HEARTBEAT_SECONDS`.
     func stream(_ request: Request) async throws -> HTTPResponse {
         var after: Int64?
         if let raw = request.http.header("last-event-id")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty {
@@ -56,6 +60,12 @@ struct NotificationsController: Controller {
                 userId: userId, sessionId: request.session?.sessionId ?? "", stream: stream, afterSeq: after)
         else {
             throw Problem.serviceUnavailable("the gateway has no room for another stream, or is stopping")
+        }
+        do {
+            try await live.attach(sub)
+        } catch {
+            stream.close()
+            throw error
         }
         stream.append(Array(": connected\n\n".utf8))
         if let after { Task { await sendBacklog(sub, userId: userId, after: after) } }
@@ -93,66 +103,5 @@ struct NotificationsController: Controller {
         }
         // A backlog larger than the buffer is sent in part; the client resumes after it.
         sub.finishBacklog(items, thenClose: !complete)
-    }
-}
-
-/// Live delivery of notifications (in seq order) to the recipients' open streams, each with its
-/// actor's public profile: one `profile.users_by_ids` call per batch of events. When
-/// ProfileService cannot answer, the last known profile of an actor is used; a recipient whose
-/// event cannot be enriched has its streams closed, so the client resumes from the backlog
-/// (`Last-Event-ID`) and nothing is lost.
-struct NotificationDelivery: Sendable {
-    let users: UserLookup
-    let hub: StreamHub
-    let metrics: Metrics
-    let logger: Logger
-
-    /// Registers the gateway's handlers on its live subscribers.
-    func subscribe(notifications: LiveEventSubscriber, auth: LiveEventSubscriber, sessions: SessionControl) {
-        let hub = self.hub
-        // Most events are for users with no stream here (a fan-out reaches everyone): those
-        // are not decoded at all.
-        let accept: @Sendable ([UInt8]) -> Bool = { envelope in
-            guard let recipient = Self.peekRecipientId(envelope) else { return true }
-            return hub.hasStreams(recipient)
-        }
-        notifications.on(Graph.NotificationCreated.self, accept: accept, { events in await deliver(events.map(\.body)) })
-        auth.on(Auth.SessionRevoked.self) { events in
-            sessions.revoke(events.flatMap(\.body.sessionIds))
-        }
-    }
-
-    /// The `recipientId` of a `notify.created` envelope without decoding it, or nil when it
-    /// cannot be read that way (the caller then decodes). The body's own top-level
-    /// `recipientId` is the last `"recipientId":"` in the envelope (sorted keys; a quote inside
-    /// a string value is escaped and cannot match).
-    static func peekRecipientId(_ envelope: [UInt8]) -> String? {
-        guard let start = EnvelopeScan.end(ofLast: Array(#""recipientId":""#.utf8), in: envelope) else { return nil }
-        return EnvelopeScan.plainString(in: envelope, from: start)?.value
-    }
-
-    func deliver(_ events: [Graph.NotificationCreated]) async {
-        metrics.eventReceived(producer: "notification", events.count)
-        let live = events.filter { hub.hasStreams($0.recipientId) }
-        if live.isEmpty { return }
-        let actorIds = live.map(\.notification.actorId)
-        let actors: [String: PublicUser]
-        var lookupFailed = false
-        do {
-            actors = try await users.users(actorIds)
-        } catch {
-            lookupFailed = true
-            logger.warning("stream.enrich_failed", metadata: ["error": "\(error)"])
-            actors = users.remembered(actorIds)
-        }
-        for event in live {
-            let n = event.notification
-            guard let actor = actors[n.actorId] else {
-                // Unknown to ProfileService: nothing to show. Unreachable: resume from the backlog.
-                if lookupFailed { hub.close(userId: event.recipientId) }
-                continue
-            }
-            hub.deliver(to: event.recipientId, seq: n.seq, bytes: NotificationShape(n, actor: actor).sseEvent())
-        }
     }
 }

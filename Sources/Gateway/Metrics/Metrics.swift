@@ -5,7 +5,10 @@ import Shared
 /// `http_requests_total{route,method,status}`, `http_request_duration_seconds{route}` (histogram),
 /// `rpc_calls_total{service,type,outcome}`, `rpc_call_duration_seconds{service}` (histogram),
 /// `sse_open_streams`, `http_open_connections`, `events_delivered_total`, `events_dropped_total`,
-/// `events_received_total{producer}`.
+/// `events_received_total{producer}`, `stream_repairs_total{outcome}` (live notifications read
+/// from NotificationService because delivery missed them: `filled` notifications, `head_behind`
+/// channels found behind by a heads check, `failed` reads), `stream_channels` (recipients
+/// subscribed to).
 ///
 /// Clients cannot shape it: every label value comes from a closed set (route templates or
 /// `unmatched`, the standard methods or `other`, status codes, the services' names and message
@@ -35,12 +38,13 @@ final class Metrics: Sendable {
         var eventsReceived: [String: Int] = [:]
         var delivered = 0
         var dropped = 0
+        var repairs: [String: Int] = [:]
     }
     private let state = Locked(State())
     /// Reads the gauges at render time.
-    let gauges: @Sendable () -> (streams: Int, connections: Int)
+    let gauges: @Sendable () -> (streams: Int, connections: Int, channels: Int)
 
-    init(gauges: @escaping @Sendable () -> (streams: Int, connections: Int)) { self.gauges = gauges }
+    init(gauges: @escaping @Sendable () -> (streams: Int, connections: Int, channels: Int)) { self.gauges = gauges }
 
     /// Counts a request. `route` is a template or `unmatched`; an unknown method counts as `other`.
     func recordRequest(route: String, method: String, status: Int, seconds: Double) {
@@ -61,11 +65,13 @@ final class Metrics: Sendable {
     func eventReceived(producer: String, _ n: Int = 1) { state.withLock { $0.eventsReceived[producer, default: 0] += n } }
     func eventDelivered(_ n: Int = 1) { state.withLock { $0.delivered += n } }
     func eventDropped(_ n: Int = 1) { state.withLock { $0.dropped += n } }
+    /// `outcome`: `filled`, `head_behind` or `failed`.
+    func streamRepair(_ outcome: String, _ n: Int = 1) { state.withLock { $0.repairs[outcome, default: 0] += n } }
 
     /// The exposition text.
     func render() -> String {
         let s = state.withLock { $0 }
-        let (streams, connections) = gauges()
+        let (streams, connections, channels) = gauges()
         var out = ""
         out += "# HELP http_requests_total HTTP requests by route template, method and status.\n"
         out += "# TYPE http_requests_total counter\n"
@@ -99,6 +105,13 @@ final class Metrics: Sendable {
         out += "# TYPE events_delivered_total counter\nevents_delivered_total \(s.delivered)\n"
         out += "# HELP events_dropped_total Notification events not written because a stream's buffer overflowed.\n"
         out += "# TYPE events_dropped_total counter\nevents_dropped_total \(s.dropped)\n"
+        out += "# HELP stream_repairs_total Live notifications read again because delivery missed them.\n"
+        out += "# TYPE stream_repairs_total counter\n"
+        for (k, v) in s.repairs.sorted(by: { $0.key < $1.key }) {
+            out += "stream_repairs_total{outcome=\"\(Self.escape(k))\"} \(v)\n"
+        }
+        out += "# HELP stream_channels Recipients whose notifications this gateway subscribes to.\n"
+        out += "# TYPE stream_channels gauge\nstream_channels \(channels)\n"
         return out
     }
 

@@ -1,6 +1,7 @@
 import Shared
 
-/// The open notification streams, by recipient, and their resume bookkeeping.
+/// The open notification streams, by recipient, and their resume bookkeeping (live events
+/// reach them through `LiveNotifications`).
 ///
 /// A stream is registered before its backlog is fetched; live events that arrive meanwhile are
 /// held and merged after the backlog, and every event is written only if its `seq` is above the
@@ -33,7 +34,7 @@ final class StreamHub: Sendable {
         }
 
         /// A live event: written now, or held until the backlog is in.
-        fileprivate func offer(seq: Int64, bytes: [UInt8]) {
+        func offer(seq: Int64, bytes: [UInt8]) {
             state.withLock { s in
                 if s.held != nil {
                     s.held!.append((seq, bytes))
@@ -81,6 +82,7 @@ final class StreamHub: Sendable {
     }
     private let state = Locked(State())
     private let metrics: Metrics
+    private let onRemove = Locked<(@Sendable (Subscription) -> Void)?>(nil)
     /// Most streams open at once (`GATEWAY_MAX_STREAMS`); past it a new stream gets 503.
     let capacity: Int
 
@@ -91,6 +93,9 @@ final class StreamHub: Sendable {
 
     /// Open streams.
     var count: Int { state.withLock { $0.count } }
+
+    /// Sets what runs when a stream goes (`LiveNotifications.detach`).
+    func setOnRemove(_ body: @escaping @Sendable (Subscription) -> Void) { onRemove.withLock { $0 = body } }
 
     /// Registers a stream; `afterSeq` nil means live only (no backlog).
     /// Returns nil when the hub is stopping or full.
@@ -115,21 +120,15 @@ final class StreamHub: Sendable {
     }
 
     private func remove(_ sub: Subscription) {
-        state.withLock { s in
-            if s.byUser[sub.userId]?.removeValue(forKey: sub.id) != nil {
-                s.count -= 1
-                if s.byUser[sub.userId]?.isEmpty == true { s.byUser[sub.userId] = nil }
-            }
+        let removed = state.withLock { s -> Bool in
+            guard s.byUser[sub.userId]?.removeValue(forKey: sub.id) != nil else { return false }
+            s.count -= 1
+            if s.byUser[sub.userId]?.isEmpty == true { s.byUser[sub.userId] = nil }
+            return true
         }
-    }
-
-    /// Whether `userId` has an open stream.
-    func hasStreams(_ userId: String) -> Bool { state.withLock { $0.byUser[userId] != nil } }
-
-    /// Sends a live event to every stream of `userId`.
-    func deliver(to userId: String, seq: Int64, bytes: [UInt8]) {
-        let subs = state.withLock { s in s.byUser[userId].map { Array($0.values) } ?? [] }
-        for sub in subs { sub.offer(seq: seq, bytes: bytes) }
+        // Not inline: a stream closes itself when its buffer overflows, which happens while
+        // `LiveNotifications` delivers to it under its lock, and `detach` takes that lock.
+        if removed, let onRemove = onRemove.withLock({ $0 }) { Task { onRemove(sub) } }
     }
 
     /// Closes the streams of `userId` (they resume with Last-Event-ID).

@@ -26,7 +26,7 @@ struct GraphHandlers: Sendable {
         }
         return try await follows.follow(
             follower: UserRef(id: follower.id, username: follower.username), followee: followee,
-            notifyPosts: request.notifyPosts, now: Timestamp.now())
+            notifyPosts: request.notifyPosts, nowMs: Timestamp.nowMs())
     }
 
     /// Unfollows `request.username` (idempotent). - Throws: 404, 422 `cannot_follow_self`.

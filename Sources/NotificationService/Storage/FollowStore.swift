@@ -6,14 +6,14 @@ struct UserRef: Sendable, Equatable {
     var username: String
 }
 
-/// The follow graph (`follows`, `follow_counts`): every statement on those tables. Edge changes
+/// The follow graph (`edges`, `follow_counts`): every statement on those tables. Edge changes
 /// and their counters happen in one transaction, and only on a real change, so counts always
 /// equal the number of edges.
 protocol FollowStore: Sendable {
     /// Creates the edge (or changes its `notifyPosts` when given), emits `graph.follow.changed`
     /// on a real change, and stores the followee's `follow` notification (deduplicated:
     /// following again after an unfollow makes none), in one transaction.
-    func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, now: String) async throws
+    func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
         -> Graph.Follow.Reply
 
     /// Removes the edge if present (emitting `graph.follow.changed`); idempotent.
@@ -33,40 +33,36 @@ protocol FollowStore: Sendable {
 /// `FollowStore` on SQLite.
 struct SQLiteFollowStore: FollowStore {
     let database: Database
+    let notifications: NotificationWriter
 
-    /// The viewer's relation to `user`: `self`, `following` or `not_following`.
+    /// Whether user key `follower` follows user key `followee`.
+    static func follows(_ follower: Int64, _ followee: Int64, on c: SQLiteConnection) throws -> Bool {
+        try c.exists("SELECT 1 FROM edges WHERE follower = ? AND followee = ?", [follower, followee])
+    }
+
+    /// The viewer's relation to `user` (ids): `self`, `following` or `not_following`.
     static func state(viewer: String, toward user: String, on c: SQLiteConnection) throws -> FollowState {
         if viewer == user { return .self }
-        return try c.exists("SELECT 1 FROM follows WHERE follower_id = ? AND followee_id = ?", [viewer, user])
-            ? .following : .notFollowing
+        guard let v = try Keys.existingUser(viewer, on: c), let u = try Keys.existingUser(user, on: c) else {
+            return .notFollowing
+        }
+        return try follows(v, u, on: c) ? .following : .notFollowing
     }
 
-    /// One page of a followee's `notifyPosts` followers after a follower id (`""` for the
-    /// first), in follower-id order (the new-post fan-out).
-    static func notifyPostsFollowers(of followee: String, after: String, limit: Int, on c: SQLiteConnection) throws
-        -> [String]
-    {
-        try c.query(
-            """
-            SELECT follower_id FROM follows
-            WHERE followee_id = ? AND notify_posts = 1 AND follower_id > ? ORDER BY follower_id LIMIT ?
-            """, [followee, after, limit]
-        ).map { try $0.string("follower_id") }
-    }
-
-    func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, now: String) async throws
+    func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
         -> Graph.Follow.Reply
     {
-        try await database.write { tx in
+        let notifications = self.notifications
+        return try await database.write { tx in
+            let from = try Keys.user(follower.id, in: tx)
+            let to = try Keys.user(followee.id, in: tx)
             if let current = try tx.connection.scalar(
-                "SELECT notify_posts FROM follows WHERE follower_id = ? AND followee_id = ?", [follower.id, followee.id])
+                "SELECT notify_posts FROM edges WHERE follower = ? AND followee = ?", [from, to])
             {
                 guard let wanted = notifyPosts, wanted != (current != 0) else {
                     return .init(followState: .following, notifyPosts: current != 0)
                 }
-                try tx.query(
-                    "UPDATE follows SET notify_posts = ? WHERE follower_id = ? AND followee_id = ?",
-                    [wanted, follower.id, followee.id])
+                try tx.query("UPDATE edges SET notify_posts = ? WHERE follower = ? AND followee = ?", [wanted, from, to])
                 try tx.emit(
                     Graph.FollowChanged(
                         followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: wanted))
@@ -74,28 +70,28 @@ struct SQLiteFollowStore: FollowStore {
             }
             let notify = notifyPosts ?? false
             try tx.query(
-                "INSERT INTO follows(follower_id, followee_id, notify_posts, created_at) VALUES (?, ?, ?, ?)",
-                [follower.id, followee.id, notify, now])
-            try Self.adjust(follower: follower.id, followee: followee.id, by: 1, in: tx)
+                "INSERT INTO edges(follower, followee, notify_posts, created_at) VALUES (?, ?, ?, ?)",
+                [from, to, notify, nowMs])
+            try Self.adjust(follower: from, followee: to, by: 1, in: tx)
             try tx.emit(
                 Graph.FollowChanged(followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: notify))
-            try SQLiteNotificationStore.insert(
+            try notifications.insert(
                 NewNotification(
-                    recipientId: followee.id, actorId: follower.id, type: "follow", objectId: followee.id, detail: nil,
-                    post: nil, createdAt: now), in: tx)
+                    recipientId: followee.id, actorId: follower.id, type: .follow, detail: nil, post: nil, createdAt: nowMs),
+                in: tx)
             return .init(followState: .following, notifyPosts: notify)
         }
     }
 
     func unfollow(followerId: String, followeeId: String) async throws {
         try await database.write { tx in
-            guard
+            guard let from = try Keys.existingUser(followerId, on: tx.connection),
+                let to = try Keys.existingUser(followeeId, on: tx.connection),
                 let row = try tx.query(
-                    "DELETE FROM follows WHERE follower_id = ? AND followee_id = ? RETURNING notify_posts",
-                    [followerId, followeeId]
+                    "DELETE FROM edges WHERE follower = ? AND followee = ? RETURNING notify_posts", [from, to]
                 ).first
             else { return }
-            try Self.adjust(follower: followerId, followee: followeeId, by: -1, in: tx)
+            try Self.adjust(follower: from, followee: to, by: -1, in: tx)
             try tx.emit(
                 Graph.FollowChanged(
                     followerId: followerId, followeeId: followeeId, following: false,
@@ -103,24 +99,28 @@ struct SQLiteFollowStore: FollowStore {
         }
     }
 
-    /// Moves both counters by `delta` (±1), never below zero.
-    private static func adjust(follower: String, followee: String, by delta: Int, in tx: Transaction) throws {
+    /// Moves both counters by `delta`, never below zero.
+    static func adjust(follower: Int64, followee: Int64, by delta: Int, in tx: Transaction) throws {
+        try adjust(user: followee, followers: delta, following: 0, in: tx)
+        try adjust(user: follower, followers: 0, following: delta, in: tx)
+    }
+
+    /// Moves one user's counters, never below zero.
+    static func adjust(user: Int64, followers: Int, following: Int, in tx: Transaction) throws {
         try tx.query(
             """
-            INSERT INTO follow_counts(user_id, followers, following) VALUES (?, MAX(?, 0), 0)
-            ON CONFLICT(user_id) DO UPDATE SET followers = MAX(followers + ?, 0)
-            """, [followee, delta, delta])
-        try tx.query(
-            """
-            INSERT INTO follow_counts(user_id, followers, following) VALUES (?, 0, MAX(?, 0))
-            ON CONFLICT(user_id) DO UPDATE SET following = MAX(following + ?, 0)
-            """, [follower, delta, delta])
+            INSERT INTO follow_counts(user, followers, following) VALUES (?1, MAX(?2, 0), MAX(?3, 0))
+            ON CONFLICT(user) DO UPDATE SET followers = MAX(followers + ?2, 0), following = MAX(following + ?3, 0)
+            """, [user, followers, following])
     }
 
     func header(userId: String, viewerId: String) async throws -> Graph.Header.Reply {
         try await database.read { c in
             try c.snapshot {
-                let counts = try c.queryOne("SELECT followers, following FROM follow_counts WHERE user_id = ?", [userId])
+                let key = try Keys.existingUser(userId, on: c)
+                let counts = try key.flatMap {
+                    try c.queryOne("SELECT followers, following FROM follow_counts WHERE user = ?", [$0])
+                }
                 return Graph.Header.Reply(
                     userId: userId, followers: try counts?.int("followers") ?? 0,
                     following: try counts?.int("following") ?? 0,
@@ -135,15 +135,22 @@ struct SQLiteFollowStore: FollowStore {
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
-                let sql =
-                    following
-                    ? "SELECT key, followee_id AS user_id FROM follows WHERE follower_id = ? AND key < ? ORDER BY key DESC LIMIT ?"
-                    : "SELECT key, follower_id AS user_id FROM follows WHERE followee_id = ? AND key < ? ORDER BY key DESC LIMIT ?"
-                let rows = try c.query(sql, [userId, before, limit + 1])
+                guard let user = try Keys.existingUser(userId, on: c) else { return Page(items: [], nextCursor: nil) }
+                let viewer = try Keys.existingUser(viewerId, on: c) ?? -1
+                let (mine, other) = following ? ("follower", "followee") : ("followee", "follower")
+                let rows = try c.query(
+                    """
+                    SELECT e.key, i.id AS user_id, EXISTS(
+                        SELECT 1 FROM edges v WHERE v.follower = ?1 AND v.followee = e.\(other)) AS viewer_follows
+                    FROM edges e JOIN identities i ON i.key = e.\(other)
+                    WHERE e.\(mine) = ?2 AND e.key < ?3 ORDER BY e.key DESC LIMIT ?4
+                    """, [viewer, user, before, limit + 1])
                 let shown = rows.prefix(limit)
                 let entries = try shown.map { r in
                     let other = try r.string("user_id")
-                    return Graph.Entry(userId: other, followState: try Self.state(viewer: viewerId, toward: other, on: c))
+                    let state: FollowState =
+                        other == viewerId ? .self : try r.bool("viewer_follows") ? .following : .notFollowing
+                    return Graph.Entry(userId: other, followState: state)
                 }
                 return Page(
                     items: entries,

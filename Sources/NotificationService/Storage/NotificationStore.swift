@@ -4,19 +4,160 @@ import Shared
 struct NewNotification: Sendable {
     var recipientId: String
     var actorId: String
-    /// `like`, `follow`, `comment`, `tag` or `post`.
-    var type: String
-    /// The object of the action, part of the dedup key: the followee for `follow`, the post for
-    /// `like`/`tag`/`post`, the comment for `comment`.
-    var objectId: String
+    var type: NotificationType
+    /// The comment of a `comment` (its dedup key).
+    var commentId: String? = nil
     /// See `Graph.Notification.detail`.
     var detail: String?
     var post: Graph.Notification.PostRef?
-    /// RFC 3339.
-    var createdAt: String
+    /// Unix ms.
+    var createdAt: Int64
 }
 
-/// Notifications (`notifications`, `recipients`): every statement on those tables.
+/// Writes notifications (`notifications`, `recipients`, `posts`) in the caller's transaction
+/// and, once it commits, hands them to delivery (`NotificationPublisher`). Used by the event
+/// handlers, the follow graph and the fan-out.
+struct NotificationWriter: Sendable {
+    let delivery: NotificationPublisher
+
+    /// The next seq of `recipient` as an SQL expression over a column or parameter named by
+    /// `recipient`: one above the larger of the newest row and the floor left by deletions.
+    static func nextSeq(_ recipient: String) -> String {
+        """
+        MAX(COALESCE((SELECT MAX(h.seq) FROM notifications h WHERE h.recipient = \(recipient)), 0),
+            COALESCE((SELECT f.head_floor FROM recipients f WHERE f.recipient = \(recipient)), 0)) + 1
+        """
+    }
+
+    /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
+    /// already notified (same recipient, actor, type and object: the post of a like or tag, the
+    /// comment of a comment, none for a follow), in `tx`; delivered after the commit.
+    /// - Returns: the stored notification, or nil when none was stored.
+    /// - Throws: `SQLiteError`.
+    @discardableResult
+    func insert(_ n: NewNotification, in tx: Transaction) throws -> Graph.Notification? {
+        guard n.recipientId != n.actorId else { return nil }
+        let recipient = try Keys.user(n.recipientId, in: tx)
+        let actor = try Keys.user(n.actorId, in: tx)
+        let post = try n.post.map { try Keys.post($0.id, thumbnailURL: $0.thumbnailURL, in: tx) }
+        let once: Int64? =
+            switch n.type {
+            case .like, .tag: post
+            case .follow: 0
+            case .comment: Self.objectKey(n.commentId ?? "")
+            case .post: nil  // once per post by `FanOutWorker.start`
+            }
+        guard
+            let row = try tx.connection.queryOne(
+                """
+                INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                VALUES (?1, \(Self.nextSeq("?1")), ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT DO NOTHING RETURNING seq
+                """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt])
+        else { return nil }
+        let seq = try row.int64("seq")
+        let followState: FollowState? =
+            n.type == .follow
+            ? (try SQLiteFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
+        let stored = Graph.Notification(
+            id: Self.id(recipient: recipient, seq: seq), seq: seq, type: n.type.name, detail: n.detail,
+            createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
+            followState: followState)
+        let delivery = self.delivery
+        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)]) }
+        return stored
+    }
+
+    /// One batch of a new post's fan-out: a `post` notification for each of `owner`'s
+    /// `notifyPosts` followers after follower key `after`, at most `limit`, in follower-key order,
+    /// each with its recipient's next seq, in one set-based statement in `tx`; delivered after
+    /// the commit.
+    /// - Parameter skipNotified: skip followers who already have a notification about the post
+    ///   (a job carried over from the old schema).
+    /// - Returns: how many followers the batch covered and the last one's key (nil: none left).
+    /// - Throws: `SQLiteError`.
+    func fanOut(_ job: FanOutJob, after: Int64, limit: Int, in tx: Transaction) throws -> (count: Int, last: Int64?) {
+        let c = tx.connection
+        // The batch's followers, then one INSERT … SELECT over exactly that range.
+        guard
+            let range = try c.queryOne(
+                """
+                SELECT COUNT(*) AS n, MAX(follower) AS last FROM (
+                    SELECT follower FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ?
+                    ORDER BY follower LIMIT ?)
+                """, [job.owner, after, limit]),
+            let last = try range.optionalInt64("last")
+        else { return (0, nil) }
+        let count = try range.int("n")
+        let skip =
+            job.skipNotified
+            ? "AND NOT EXISTS (SELECT 1 FROM notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
+        let rows = try c.query(
+            """
+            INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at)
+            SELECT e.follower, \(Self.nextSeq("e.follower")), \(NotificationType.post.rawValue), ?1, ?4, NULL, NULL, ?5
+            FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
+            ORDER BY e.follower
+            RETURNING recipient, seq
+            """, [job.owner, after, last, job.post, job.createdAt])
+        var recipients: [(key: Int64, seq: Int64)] = []
+        recipients.reserveCapacity(rows.count)
+        for r in rows { recipients.append((try r.int64("recipient"), try r.int64("seq"))) }
+        if !recipients.isEmpty {
+            let template = Graph.Notification(
+                id: "", seq: 0, type: NotificationType.post.name, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
+                read: false, actorId: job.ownerId, post: .init(id: job.postId, thumbnailURL: job.thumbnailURL),
+                followState: nil)
+            let delivery = self.delivery
+            let batch = recipients
+            tx.onCommit { delivery.publish(template, to: batch) }
+        }
+        return (count, last)
+    }
+
+    /// Deletes up to `limit` notifications about post `post`, raising each recipient's
+    /// `head_floor` to the largest seq deleted, so no seq is handed out twice, in `tx`.
+    /// - Returns: how many were deleted.
+    /// - Throws: `SQLiteError`.
+    static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
+        let rows = try tx.query(
+            "SELECT recipient, seq FROM notifications WHERE post = ? LIMIT ?", [post, limit])
+        var floors: [Int64: Int64] = [:]
+        for r in rows {
+            let recipient = try r.int64("recipient")
+            floors[recipient] = max(floors[recipient] ?? 0, try r.int64("seq"))
+        }
+        for (recipient, seq) in floors {
+            try tx.query(
+                """
+                INSERT INTO recipients(recipient, head_floor) VALUES (?, ?)
+                ON CONFLICT(recipient) DO UPDATE SET head_floor = MAX(head_floor, excluded.head_floor)
+                """, [recipient, seq])
+        }
+        for r in rows {
+            try tx.query(
+                "DELETE FROM notifications WHERE recipient = ? AND seq = ?", [try r.int64("recipient"), try r.int64("seq")])
+        }
+        return rows.count
+    }
+
+    /// A 63-bit key for an object id that has no row of its own (a comment): FNV-1a 64 of its
+    /// UTF-8 bytes, top bit cleared. Ids are 128 random bits, so a collision (which would only
+    /// suppress a second notification of the same actor to the same recipient) is negligible.
+    static func objectKey(_ id: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash & 0x7fff_ffff_ffff_ffff)
+    }
+
+    /// A notification's id: its recipient's key and its seq (unique, stable).
+    static func id(recipient: Int64, seq: Int64) -> String { "\(recipient)-\(seq)" }
+}
+
+/// Reads of a recipient's notifications and their read mark.
 protocol NotificationStore: Sendable {
     /// A page of the recipient's notifications, newest first, with the unread count.
     /// - Throws: 400 `invalid_cursor`.
@@ -28,82 +169,57 @@ protocol NotificationStore: Sendable {
     /// Moves the read mark up to `upToSeq` (never back, never past the head). - Returns: the
     /// unread count afterwards.
     func markRead(recipientId: String, upToSeq: Int64) async throws -> Int
+
+    /// The recipient's key (added to the replica as a nameless row when new) and head seq.
+    func streamStart(recipientId: String) async throws -> Graph.StreamStart.Reply
+
+    /// The head seq of each key (0 for none), in order.
+    func heads(recipientKeys: [Int64]) async throws -> [Int64]
 }
 
-/// `NotificationStore` on SQLite. The `in tx` functions are for the event handlers and the
-/// follow graph, which store notifications in their own transactions.
+/// `NotificationStore` on SQLite.
 struct SQLiteNotificationStore: NotificationStore {
     let database: Database
 
-    static let columns = "key, seq, type, detail, created_at, actor_id, post_id, thumbnail_url"
+    /// Rows of `notifications` with what a `Graph.Notification` needs: the actor's and post's
+    /// ids, and for a follow whether the recipient follows the actor (its follow state now).
+    static let select = """
+        SELECT n.recipient, n.seq, n.type, n.detail, n.created_at, a.id AS actor_id, p.id AS post_id,
+            p.thumbnail_url, CASE WHEN n.type = \(NotificationType.follow.rawValue) THEN EXISTS(
+                SELECT 1 FROM edges e WHERE e.follower = n.recipient AND e.followee = n.actor) END AS follows_actor
+        FROM notifications n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
+        """
 
-    /// Stores `n` unless the same (recipient, actor, type, object) already exists, gives it the
-    /// recipient's next seq, and emits `notify.created`, in `tx`.
-    /// - Returns: the stored notification, or nil for a duplicate or a self-notification.
-    /// - Throws: `SQLiteError`.
-    @discardableResult
-    static func insert(_ n: NewNotification, in tx: Transaction) throws -> Graph.Notification? {
-        guard n.recipientId != n.actorId else { return nil }
-        let c = tx.connection
-        let seq = (try c.scalar("SELECT head_seq FROM recipients WHERE recipient_id = ?", [n.recipientId]) ?? 0) + 1
-        try c.query(
+    /// The head seq of `recipient`: its newest row, or the floor deletions left (0 when none).
+    static func head(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
+        try c.scalar(
             """
-            INSERT INTO notifications(recipient_id, seq, type, detail, created_at, actor_id, object_id, post_id, thumbnail_url)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(recipient_id, actor_id, type, object_id) DO NOTHING
-            """,
-            [n.recipientId, seq, n.type, n.detail, n.createdAt, n.actorId, n.objectId, n.post?.id, n.post?.thumbnailURL])
-        guard c.changes == 1 else { return nil }
-        let key = c.lastInsertRowID
-        try c.query(
-            """
-            INSERT INTO recipients(recipient_id, head_seq) VALUES (?, ?)
-            ON CONFLICT(recipient_id) DO UPDATE SET head_seq = excluded.head_seq
-            """, [n.recipientId, seq])
-        let followState: FollowState? =
-            n.type == "follow" ? try SQLiteFollowStore.state(viewer: n.recipientId, toward: n.actorId, on: c) : nil
-        let stored = Graph.Notification(
-            id: String(key), seq: seq, type: n.type, detail: n.detail, createdAt: n.createdAt, read: false,
-            actorId: n.actorId, post: n.post, followState: followState)
-        try tx.emit(Graph.NotificationCreated(recipientId: n.recipientId, notification: stored))
-        return stored
+            SELECT MAX(COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
+                COALESCE((SELECT head_floor FROM recipients WHERE recipient = ?1), 0))
+            """, [recipient]) ?? 0
     }
 
-    /// Deletes every notification about `postId`, in `tx`. - Returns: how many.
-    static func deleteAbout(postId: String, in tx: Transaction) throws -> Int {
-        try tx.query("DELETE FROM notifications WHERE post_id = ?", [postId])
-        return tx.connection.changes
+    static func readSeq(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
+        try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
     }
 
-    /// The recipient's head seq (0 when none) and read mark.
-    private static func marks(_ recipientId: String, on c: SQLiteConnection) throws -> (head: Int64, read: Int64) {
-        guard let row = try c.queryOne("SELECT head_seq, read_seq FROM recipients WHERE recipient_id = ?", [recipientId])
-        else { return (0, 0) }
-        return (try row.int64("head_seq"), try row.int64("read_seq"))
+    static func unreadCount(_ recipient: Int64, readSeq: Int64, on c: SQLiteConnection) throws -> Int {
+        Int(try c.scalar("SELECT COUNT(*) FROM notifications WHERE recipient = ? AND seq > ?", [recipient, readSeq]) ?? 0)
     }
 
-    private static func unreadCount(_ recipientId: String, readSeq: Int64, on c: SQLiteConnection) throws -> Int {
-        Int(
-            try c.scalar("SELECT COUNT(*) FROM notifications WHERE recipient_id = ? AND seq > ?", [recipientId, readSeq])
-                ?? 0)
-    }
-
-    /// Decodes rows selected with `columns`; follow notifications get the recipient's current
-    /// follow state toward the actor (computed now, at read time).
-    private static func decode(_ rows: [Row], recipientId: String, readSeq: Int64, on c: SQLiteConnection) throws
-        -> [Graph.Notification]
-    {
+    /// Decodes rows selected with `select`.
+    static func decode(_ rows: some Sequence<Row>, readSeq: Int64) throws -> [Graph.Notification] {
         try rows.map { r in
-            let type = try r.string("type")
-            let actor = try r.string("actor_id")
             let seq = try r.int64("seq")
+            let type = NotificationType(rawValue: try r.int64("type")) ?? .post
             let post = try r.optionalString("post_id").map {
                 Graph.Notification.PostRef(id: $0, thumbnailURL: try r.optionalString("thumbnail_url") ?? "")
             }
             return Graph.Notification(
-                id: String(try r.int64("key")), seq: seq, type: type, detail: try r.optionalString("detail"),
-                createdAt: try r.string("created_at"), read: seq <= readSeq, actorId: actor, post: post,
-                followState: type == "follow" ? try SQLiteFollowStore.state(viewer: recipientId, toward: actor, on: c) : nil)
+                id: NotificationWriter.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.name,
+                detail: try r.optionalString("detail"), createdAt: Timestamp.format(ms: try r.int64("created_at")),
+                read: seq <= readSeq, actorId: try r.string("actor_id"), post: post,
+                followState: type == .follow ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)
         }
     }
 
@@ -112,17 +228,20 @@ struct SQLiteNotificationStore: NotificationStore {
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
-                let marks = try Self.marks(recipientId, on: c)
+                guard let recipient = try Keys.existingUser(recipientId, on: c) else {
+                    return .init(items: [], nextCursor: nil, unreadCount: 0)
+                }
+                let read = try Self.readSeq(recipient, on: c)
                 let rows = try c.query(
-                    "SELECT \(Self.columns) FROM notifications WHERE recipient_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-                    [recipientId, before, limit + 1])
-                let items = try Self.decode(Array(rows.prefix(limit)), recipientId: recipientId, readSeq: marks.read, on: c)
+                    "\(Self.select) WHERE n.recipient = ? AND n.seq < ? ORDER BY n.seq DESC LIMIT ?",
+                    [recipient, before, limit + 1])
+                let items = try Self.decode(rows.prefix(limit), readSeq: read)
                 return .init(
                     items: items,
                     nextCursor: rows.count > limit
                         ? items.last.map { PageCursor.encode(list: "notifications", owner: recipientId, key: $0.seq) }
                         : nil,
-                    unreadCount: try Self.unreadCount(recipientId, readSeq: marks.read, on: c))
+                    unreadCount: try Self.unreadCount(recipient, readSeq: read, on: c))
             }
         }
     }
@@ -130,23 +249,49 @@ struct SQLiteNotificationStore: NotificationStore {
     func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Graph.NotificationsSince.Reply {
         try await database.read { c in
             try c.snapshot {
-                let marks = try Self.marks(recipientId, on: c)
+                guard let recipient = try Keys.existingUser(recipientId, on: c) else { return .init(items: [], headSeq: 0) }
                 let rows = try c.query(
-                    "SELECT \(Self.columns) FROM notifications WHERE recipient_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                    [recipientId, afterSeq, min(max(limit, 1), 1_000)])
+                    "\(Self.select) WHERE n.recipient = ? AND n.seq > ? ORDER BY n.seq LIMIT ?",
+                    [recipient, afterSeq, min(max(limit, 1), 1_000)])
                 return .init(
-                    items: try Self.decode(rows, recipientId: recipientId, readSeq: marks.read, on: c), headSeq: marks.head)
+                    items: try Self.decode(rows, readSeq: try Self.readSeq(recipient, on: c)),
+                    headSeq: try Self.head(recipient, on: c))
             }
         }
     }
 
     func markRead(recipientId: String, upToSeq: Int64) async throws -> Int {
         try await database.write { tx in
+            let c = tx.connection
+            guard let recipient = try Keys.existingUser(recipientId, on: c) else { return 0 }
+            let head = try Self.head(recipient, on: c)
             try tx.query(
-                "UPDATE recipients SET read_seq = MAX(read_seq, MIN(?, head_seq)) WHERE recipient_id = ?",
-                [upToSeq, recipientId])
-            let marks = try Self.marks(recipientId, on: tx.connection)
-            return try Self.unreadCount(recipientId, readSeq: marks.read, on: tx.connection)
+                """
+                INSERT INTO recipients(recipient, read_seq) VALUES (?1, ?2)
+                ON CONFLICT(recipient) DO UPDATE SET read_seq = MAX(read_seq, excluded.read_seq)
+                """, [recipient, min(upToSeq, head)])
+            return try Self.unreadCount(recipient, readSeq: try Self.readSeq(recipient, on: c), on: c)
+        }
+    }
+
+    func streamStart(recipientId: String) async throws -> Graph.StreamStart.Reply {
+        if let known = try await database.read({ c -> Graph.StreamStart.Reply? in
+            try c.snapshot {
+                guard let key = try Keys.existingUser(recipientId, on: c) else { return nil }
+                return .init(recipientKey: key, headSeq: try Self.head(key, on: c))
+            }
+        }) {
+            return known
+        }
+        return try await database.write { tx in
+            let key = try Keys.user(recipientId, in: tx)
+            return .init(recipientKey: key, headSeq: try Self.head(key, on: tx.connection))
+        }
+    }
+
+    func heads(recipientKeys: [Int64]) async throws -> [Int64] {
+        try await database.read { c in
+            try c.snapshot { try recipientKeys.map { try Self.head($0, on: c) } }
         }
     }
 }

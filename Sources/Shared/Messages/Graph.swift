@@ -228,6 +228,44 @@ public enum Graph {
         }
     }
 
+    /// What a gateway needs before it subscribes to a recipient's notifications (see
+    /// `NotificationRouting`): the recipient's compact key (its topic) and current head seq
+    /// (0 when none). Errors: 404 `not_found` when AuthService does not know the user.
+    public enum StreamStart: RPC {
+        public static let type = "notify.stream_start"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public init(recipientId: String) { self.recipientId = recipientId }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var recipientKey: Int64
+            public var headSeq: Int64
+            public init(recipientKey: Int64, headSeq: Int64) {
+                self.recipientKey = recipientKey
+                self.headSeq = headSeq
+            }
+        }
+    }
+
+    /// The head seq of each recipient (0 when none), in request order: how a gateway notices
+    /// a notification it missed when nothing came after it. At most `maxKeys` keys; more →
+    /// 400 `invalid_field` (`recipientKeys`).
+    public enum Heads: RPC {
+        public static let type = "notify.heads"
+        public static let isIdempotent = true
+        /// Most keys in one request.
+        public static let maxKeys = 10_000
+        public struct Request: Codable, Sendable {
+            public var recipientKeys: [Int64]
+            public init(recipientKeys: [Int64]) { self.recipientKeys = recipientKeys }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var heads: [Int64]
+            public init(heads: [Int64]) { self.heads = heads }
+        }
+    }
+
     // MARK: Events
 
     /// A follow edge was created or removed (only on a real change).
@@ -244,16 +282,41 @@ public enum Graph {
             self.notifyPosts = notifyPosts
         }
     }
+}
 
-    /// A notification was stored for `recipientId`.
-    public struct NotificationCreated: Event {
-        public static let type = "notify.created"
-        public var recipientId: String
-        public var notification: Notification
-        public init(recipientId: String, notification: Notification) {
-            self.recipientId = recipientId
-            self.notification = notification
+/// Routed delivery of notifications: NotificationService publishes each stored notification on
+/// its delivery socket (`NOTIFICATION_DELIVERY_BIND`, a `TopicPublisher`) under its recipient's
+/// topic, and a gateway subscribes (a `TopicSubscriber`) only to the recipients whose streams
+/// it holds. Frames: `[topic, Graph.Notification JSON]`, or `[topic]` alone for a welcome.
+/// Delivery is best effort; a gateway repairs what it misses by `seq` (`notify.since`,
+/// `notify.heads`).
+public enum NotificationRouting {
+    /// `n` and the recipient key as 16 lower-case hex digits: fixed width, so no topic is a
+    /// prefix of another (libzmq matches subscriptions by prefix).
+    public static func topic(recipientKey: Int64) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 17)
+        out[0] = UInt8(ascii: "n")
+        var v = UInt64(bitPattern: recipientKey)
+        for i in stride(from: 16, through: 1, by: -1) {
+            let d = UInt8(v & 0xF)
+            out[i] = d < 10 ? 48 + d : 87 + d
+            v >>= 4
         }
+        return out
+    }
+
+    /// The recipient key of a topic made by `topic(recipientKey:)`, nil for anything else.
+    public static func recipientKey(topic: [UInt8]) -> Int64? {
+        guard topic.count == 17, topic[0] == UInt8(ascii: "n") else { return nil }
+        var v: UInt64 = 0
+        for c in topic[1...] {
+            switch c {
+            case 48...57: v = v << 4 | UInt64(c - 48)
+            case 97...102: v = v << 4 | UInt64(c - 87)
+            default: return nil
+            }
+        }
+        return Int64(bitPattern: v)
     }
 }
 

@@ -28,12 +28,17 @@ public protocol ServiceApp: Sendable {
 
     /// Work that runs beside the host (purges, pruning), started first and stopped last.
     func backgroundServices() -> [(name: String, service: any Service)]
+
+    /// Endpoints the service bound itself (beyond the host's `rpc` and `events`), added to the
+    /// READY line, e.g. `["delivery": "tcp://127.0.0.1:5557"]`.
+    func readyFields() -> [String: String]
 }
 
 extension ServiceApp {
     public static var legacyMigrations: [Migration] { [] }
     public func subscribe(_ events: EventSubscriptions) throws {}
     public func backgroundServices() -> [(name: String, service: any Service)] { [] }
+    public func readyFields() -> [String: String] { [:] }
 }
 
 /// The subscriptions a service declares (see `ServiceApp.subscribe`).
@@ -101,7 +106,7 @@ public enum ServiceRunner {
             let subscribers = events.subscribers.withLock { $0 }
             for subscriber in subscribers { host.addCounters { subscriber.counters() } }
             let bound = try host.start()
-            runtime.announceReady(["rpc": bound.rpc, "events": bound.events])
+            runtime.announceReady(service.readyFields().merging(["rpc": bound.rpc, "events": bound.events]) { $1 })
             let services: [(name: String, service: any Service)] =
                 service.backgroundServices() + subscribers.map { ("subscriber.\($0.producer.name)", $0) } + [
                     ("host", host)

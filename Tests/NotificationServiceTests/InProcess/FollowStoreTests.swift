@@ -11,7 +11,7 @@ struct FollowStoreTests {
 
     init() throws {
         database = try TestDatabase.make()
-        store = SQLiteFollowStore(database: database)
+        store = SQLiteFollowStore(database: database, notifications: NotificationWriter(delivery: .none))
     }
 
     static func user(_ name: String) -> UserRef { UserRef(id: "u-\(name)", username: name) }
@@ -21,7 +21,7 @@ struct FollowStoreTests {
 
     @discardableResult
     func follow(_ a: UserRef, _ b: UserRef, notifyPosts: Bool? = nil) async throws -> Graph.Follow.Reply {
-        try await store.follow(follower: a, followee: b, notifyPosts: notifyPosts, now: Timestamp.now())
+        try await store.follow(follower: a, followee: b, notifyPosts: notifyPosts, nowMs: Timestamp.nowMs())
     }
 
     func changes() async throws -> [Graph.FollowChanged] {
@@ -81,11 +81,11 @@ struct FollowStoreTests {
             for (i, fan) in fans.enumerated() {
                 group.addTask {
                     for _ in 0..<3 {
-                        _ = try await store.follow(follower: fan, followee: star, notifyPosts: nil, now: Timestamp.now())
+                        _ = try await store.follow(follower: fan, followee: star, notifyPosts: nil, nowMs: Timestamp.nowMs())
                         try await store.unfollow(followerId: fan.id, followeeId: star.id)
                     }
                     if i % 2 == 0 {
-                        _ = try await store.follow(follower: fan, followee: star, notifyPosts: nil, now: Timestamp.now())
+                        _ = try await store.follow(follower: fan, followee: star, notifyPosts: nil, nowMs: Timestamp.nowMs())
                     }
                 }
             }

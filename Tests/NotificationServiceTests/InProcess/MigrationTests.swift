@@ -72,14 +72,24 @@ struct MigrationTests {
             list.items.reversed().map {
                 NotificationText.render(type: $0.type, actorUsername: names[$0.actorId]!, detail: $0.detail)
             } == old.map(\.text))
-        // The service goes on where the old one stopped.
-        let next = try await database.write { tx in
-            try SQLiteNotificationStore.insert(
-                NewNotification(
-                    recipientId: "u-owner", actorId: "u-carol", type: "like", objectId: "p1", detail: "photo",
-                    post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), createdAt: Timestamp.now()), in: tx)
+        // Times, posts and follow states carried over; ids are recipient key and seq now.
+        #expect(list.items.allSatisfy { $0.createdAt == "2026-11-30T12:00:00.000Z" })
+        #expect(list.items.last?.followState == .notFollowing && list.items.last?.post == nil)
+        #expect(list.items.first?.post == .init(id: "p9", thumbnailURL: "https://img.example/p9.jpg"))
+        #expect(Set(list.items.map(\.id)).count == old.count)
+        // The service goes on where the old one stopped; the old like is not notified twice.
+        let writer = NotificationWriter(delivery: .none)
+        func like(_ actor: String) async throws -> Graph.Notification? {
+            try await database.write { tx in
+                try writer.insert(
+                    NewNotification(
+                        recipientId: "u-owner", actorId: actor, type: .like, detail: "photo",
+                        post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), createdAt: Timestamp.nowMs()),
+                    in: tx)
+            }
         }
-        #expect(next?.seq == Int64(old.count + 1))
+        #expect(try await like("u-alice") == nil)
+        #expect(try await like("u-carol")?.seq == Int64(old.count + 1))
         let applied = try await database.read { c in
             try c.query("SELECT id FROM schema_migrations").map { try $0.string("id") }
         }

@@ -30,7 +30,7 @@ struct NotificationHandlerTests {
         list = try await s.notifications(bob)
         #expect(list.items.count == 1 && list.unreadCount == 1)
         #expect(try await s.notifications(alice).items.map(\.actorId) == [bob.id])
-        #expect(try await publishedNotifications(in: s.database).map(\.recipientId) == [bob.id, alice.id])
+        #expect(try await s.published().map(\.recipientId) == [bob.id, alice.id])
     }
 
     /// The seeds' NotificationView mock data: 100 notifications alternating follow (even x)

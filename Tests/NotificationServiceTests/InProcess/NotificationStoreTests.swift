@@ -9,10 +9,13 @@ import Testing
 struct NotificationStoreTests {
     let database: Database
     let store: SQLiteNotificationStore
+    let delivered = DeliveryRecorder()
+    let writer: NotificationWriter
 
     init() throws {
         database = try TestDatabase.make()
         store = SQLiteNotificationStore(database: database)
+        writer = NotificationWriter(delivery: delivered.publisher)
     }
 
     /// Stores a like of `post` by `actor` for `recipient`. - Returns: what was stored (nil: nothing).
@@ -20,11 +23,12 @@ struct NotificationStoreTests {
     func like(_ actor: String, _ recipient: String = "u-owner", post: String, type: String = "photo") async throws
         -> Graph.Notification?
     {
-        try await database.write { tx in
-            try SQLiteNotificationStore.insert(
+        let writer = self.writer
+        return try await database.write { tx in
+            try writer.insert(
                 NewNotification(
-                    recipientId: recipient, actorId: actor, type: "like", objectId: post, detail: type,
-                    post: .init(id: post, thumbnailURL: "https://img.example/\(post).jpg"), createdAt: Timestamp.now()),
+                    recipientId: recipient, actorId: actor, type: .like, detail: type,
+                    post: .init(id: post, thumbnailURL: "https://img.example/\(post).jpg"), createdAt: Timestamp.nowMs()),
                 in: tx)
         }
     }
@@ -50,8 +54,8 @@ struct NotificationStoreTests {
         #expect(try await like("u-a", post: "p2")?.seq == 3)
         #expect(try await like("u-a", "u-other", post: "p1")?.seq == 1)  // seqs are per recipient
         #expect(try await seqs() == [3, 2, 1])
-        // Each stored notification is published once; the absorbed ones are not.
-        let published = try await publishedNotifications(in: database)
+        // Each stored notification is delivered once; the absorbed ones are not.
+        let published = try await delivered.notifications(in: database)
         #expect(published.map(\.recipientId) == ["u-owner", "u-owner", "u-owner", "u-other"])
         #expect(published.map(\.notification.seq) == [1, 2, 3, 1])
         #expect(published.first?.notification == first)
@@ -110,23 +114,28 @@ struct NotificationStoreTests {
         try await like("u-b", post: "p2")
         try await like("u-c", post: "p1")
         try await like("u-a", "u-other", post: "p1")
-        let removed = try await database.write { tx in try SQLiteNotificationStore.deleteAbout(postId: "p1", in: tx) }
+        let removed = try await database.write { tx in
+            try NotificationWriter.delete(aboutPost: try Keys.existingPost("p1", on: tx.connection)!, limit: 100, in: tx)
+        }
         #expect(removed == 3)
         #expect(try await seqs() == [2])
         #expect(try await store.list(recipientId: "u-owner", page: .init()).unreadCount == 1)
+        // The newest seqs went with the post; the next are above them all the same.
+        #expect(try await store.since(recipientId: "u-owner", afterSeq: 0, limit: 10).headSeq == 3)
         #expect(try await like("u-d", post: "p3")?.seq == 4)
         #expect(try await seqs() == [4, 2])
+        #expect(try await like("u-a", "u-other", post: "p4")?.seq == 2)
     }
 
     @Test func aFollowNotificationShowsTheRecipientsRelationAtReadTime() async throws {
-        let follows = SQLiteFollowStore(database: database)
+        let follows = SQLiteFollowStore(database: database, notifications: writer)
         let alice = UserRef(id: "u-alice", username: "alice")
         let bob = UserRef(id: "u-bob", username: "bob")
-        _ = try await follows.follow(follower: alice, followee: bob, notifyPosts: nil, now: Timestamp.now())
+        _ = try await follows.follow(follower: alice, followee: bob, notifyPosts: nil, nowMs: Timestamp.nowMs())
         let before = try await store.list(recipientId: bob.id, page: .init()).items
         #expect(before.map(\.followState) == [.notFollowing])
         #expect(before.first?.type == "follow" && before.first?.post == nil && before.first?.detail == nil)
-        _ = try await follows.follow(follower: bob, followee: alice, notifyPosts: nil, now: Timestamp.now())  // follow back
+        _ = try await follows.follow(follower: bob, followee: alice, notifyPosts: nil, nowMs: Timestamp.nowMs())  // follow back
         #expect(try await store.list(recipientId: bob.id, page: .init()).items.map(\.followState) == [.following])
         #expect(try await store.since(recipientId: bob.id, afterSeq: 0, limit: 10).items.map(\.followState) == [.following])
         try await follows.unfollow(followerId: bob.id, followeeId: alice.id)

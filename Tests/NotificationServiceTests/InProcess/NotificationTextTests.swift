@@ -83,7 +83,7 @@ struct NotificationTextTests {
                 "alicia started following you.",
             ])
         // What is published carries the same details (the shape has no text to go stale).
-        let published = try await publishedNotifications(in: s.database).filter { $0.recipientId == bob.id }
+        let published = try await s.published().filter { $0.recipientId == bob.id }
         #expect(published.map(\.notification.detail) == notes.reversed().map(\.detail) + ["renamed"])
     }
 }

@@ -68,10 +68,15 @@ struct ServiceProcessTests {
         h.stopService()
         do {
             let database = try TestDatabase.open(in: h.directory)
-            let worker = FanOutWorker(database: database, batch: 50, logger: InProcessService.logger)
-            let job = FanOutJob(
-                postId: "big", ownerId: star.id, thumbnailURL: "https://img.example/big.jpg", createdAt: Timestamp.now())
-            try await database.write { tx in try worker.start(job, in: tx) }
+            let worker = FanOutWorker(
+                database: database, notifications: NotificationWriter(delivery: .none), batch: 50,
+                logger: InProcessService.logger)
+            try await database.write { tx in
+                try worker.start(
+                    FanOutJob.make(
+                        postId: "big", ownerId: star.id, thumbnailURL: "https://img.example/big.jpg",
+                        createdAt: Timestamp.nowMs(), in: tx), in: tx)
+            }
             #expect(try await worker.step())
             #expect(try await worker.step())
         }
@@ -95,43 +100,52 @@ struct ServiceProcessTests {
         }
     }
 
-    @Test func publishedNotificationsReachASubscriber() async throws {
+    @Test func notificationsAreDeliveredOnlyToTheirRecipientsSubscribers() async throws {
         let h = try await ProcessHarness()
         defer { h.shutdown() }
         let alice = try await h.auth.register("alice")
         let bob = try await h.auth.register("bob")
+        let carol = try await h.auth.register("carol")
         try await h.waitForEvents(of: h.auth.producer)
 
-        // Another process's durable subscriber to NotificationService's events.
-        let received = Locked<[Graph.NotificationCreated]>([])
-        let consumer = try Database(path: "\(h.directory)/consumer.sqlite", producer: nil, migrations: [])
-        let replay = try h.cluster.client("notification", context: h.context)
-        let subscriber = EventSubscriber(
-            producer: .notification, endpoint: h.eventsEndpoint, context: h.context, replay: replay, database: consumer,
-            logger: InProcessService.logger)
-        subscriber.on(Graph.NotificationCreated.self) { event, tx in
-            let body = event.body
-            tx.onCommit { received.withLock { $0.append(body) } }
-            return .applied
-        }
+        // A subscriber to bob's topic only, as a gateway holding bob's stream.
+        let start = try await h.client.call(Graph.StreamStart.self, .init(recipientId: bob.id))
+        #expect(start.headSeq == 0)
+        let received = Locked<[TopicItem]>([])
+        let subscriber = TopicSubscriber(
+            name: "test.delivery", context: h.context, endpoints: [h.cluster.endpoints["notification"]!["delivery"]!],
+            service: "notification", logger: InProcessService.logger
+        ) { items in received.withLock { $0 += items } }
+        let topic = NotificationRouting.topic(recipientKey: start.recipientKey)
+        subscriber.subscribe(topic)
         let task = Task { try await subscriber.run() }
-        defer {
-            task.cancel()
-            replay.shutdown()
+        defer { task.cancel() }
+        try await waitUntil("the welcome for bob's topic") {
+            received.withLock { $0.contains { if case .welcome(topic) = $0 { true } else { false } } }
         }
 
         try await h.follow(alice, "bob")
+        try await h.follow(alice, "carol")  // carol's: not for this subscriber
         try await h.like(alice, bob, post: "v1", type: "video")
-        try await waitUntil("two notify.created received, have \(received.withLock { $0.count })") {
-            received.withLock { $0.count } >= 2
+        try await h.like(alice, carol, post: "p1")
+        try await waitUntil("two notifications for bob, have \(received.withLock { $0.count } - 1)") {
+            received.withLock { $0.count } >= 3
         }
-        let events = received.withLock { $0 }
-        #expect(events.map(\.recipientId) == [bob.id, bob.id])
-        #expect(events.map(\.notification.type) == ["follow", "like"])
-        #expect(events.map(\.notification.seq) == [1, 2])
-        #expect(events.map(\.notification.actorId) == [alice.id, alice.id])
-        #expect(events.map(\.notification.detail) == [nil, "video"])
-        #expect(events[0].notification.followState == .notFollowing)
-        #expect(events[1].notification.post == .init(id: "v1", thumbnailURL: "https://img.example/v1.jpg"))
+        try await h.waitForHead(carol, atLeast: 2)
+        let messages = received.withLock { $0 }.compactMap { item -> TopicMessage? in
+            if case .message(let m) = item { m } else { nil }
+        }
+        #expect(messages.allSatisfy { $0.topic == topic })
+        let events = try messages.map { try WireJSON.decode(Graph.Notification.self, from: $0.payload) }
+        #expect(events.map(\.type) == ["follow", "like"])
+        #expect(events.map(\.seq) == [1, 2])
+        #expect(events.map(\.actorId) == [alice.id, alice.id])
+        #expect(events.map(\.detail) == [nil, "video"])
+        #expect(events[0].followState == .notFollowing)
+        #expect(events[1].post == .init(id: "v1", thumbnailURL: "https://img.example/v1.jpg"))
+        // What was delivered is what the service lists.
+        #expect(try await h.since(bob, after: 0).items == events)
+        let heads = try await h.client.call(Graph.Heads.self, .init(recipientKeys: [start.recipientKey, 999_999]))
+        #expect(heads.heads == [2, 0])
     }
 }

@@ -18,8 +18,8 @@ enum TestDatabase {
     static func make() throws -> Database { try open(in: makeTemporaryDirectory("notification-store")) }
 }
 
-/// NotificationService built in-process as `NotificationApp.init(database:auth:logger:fanOutBatch:)`
-/// builds it, on a temporary database, with a fake AuthService on loopback answering
+/// NotificationService built in-process as `NotificationApp.init(database:auth:logger:configuration:publisher:)`
+/// builds it, on a temporary database, recording what it delivers, with a fake AuthService on loopback answering
 /// `auth.lookup_users` (TestSupport's `FakeAuth`). No process, and no subscriber unless a test
 /// adds one (`ProfileFeed`); handlers are called directly.
 final class InProcessService: Sendable {
@@ -31,8 +31,10 @@ final class InProcessService: Sendable {
     let auth: FakeAuth
     let authClient: RPCClient
     let app: NotificationApp
+    /// What the service delivered.
+    let delivered = DeliveryRecorder()
 
-    /// - Parameter fanOutBatch: recipients per fan-out transaction (`FanOutWorker.batch`).
+    /// - Parameter fanOutBatch: rows per fan-out transaction (`FanOutWorker.batch`).
     init(fanOutBatch: Int = 2_000) async throws {
         directory = makeTemporaryDirectory("notification-inprocess")
         database = try TestDatabase.open(in: directory)
@@ -41,7 +43,11 @@ final class InProcessService: Sendable {
         authClient = try RPCClient(
             service: "auth", endpoint: bound.rpc, context: context, logger: Self.logger, defaultTimeoutMs: 10_000)
         try await waitUntilReachable(authClient, timeoutMs: 60_000)
-        app = NotificationApp(database: database, auth: authClient, logger: Self.logger, fanOutBatch: fanOutBatch)
+        var configuration = NotificationConfiguration()
+        configuration.fanOutBatch = fanOutBatch
+        app = NotificationApp(
+            database: database, auth: authClient, logger: Self.logger, configuration: configuration,
+            publisher: delivered.publisher)
     }
 
     func stop() {
@@ -119,6 +125,11 @@ final class InProcessService: Sendable {
 
     func since(_ user: Identity, after seq: Int64, limit: Int = 100) async throws -> Graph.NotificationsSince.Reply {
         try await app.notifications.since(.init(recipientId: user.id, afterSeq: seq, limit: limit))
+    }
+
+    /// The notifications delivered so far, in order, with their recipients.
+    func published() async throws -> [(recipientId: String, notification: Graph.Notification)] {
+        try await delivered.notifications(in: database)
     }
 
     /// Event types in the service's outbox, oldest first.
