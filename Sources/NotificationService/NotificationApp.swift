@@ -35,6 +35,7 @@ struct NotificationApp: ServiceApp {
 
     func register(on host: ServiceHost) {
         graph.register(on: host)
+        ImportHandlers(replica: replica).register(on: host)
         notifications.register(on: host)
     }
 
