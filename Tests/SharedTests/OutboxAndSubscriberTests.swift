@@ -241,6 +241,11 @@ struct OutboxAndSubscriberTests {
         try await p.applied.wait(for: 9)
         #expect(try await p.appliedSeqs() == Array(1...9))
         #expect((p.consumer.counters()["db.commits"] ?? 0) >= 6)  // the large ones one at a time
+        // The counter moves once `apply` returns, just after the commit that signalled.
+        let end = Timestamp.nowMs() + 60_000
+        while subscriber.counters()["subscriber.test.cursor"] != 9 && Timestamp.nowMs() < end {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         #expect(subscriber.counters()["subscriber.test.cursor"] == 9)
     }
 
