@@ -28,7 +28,7 @@ let package = Package(
         .executableTarget(name: "EmbedResource"),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedResource"]),
         .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport"]),
-        .executableTarget(name: "LoadTest", dependencies: ["Shared", "TestSupport", "CZMQ", "CCurl"]),
+        .executableTarget(name: "LoadTest", dependencies: ["Shared", "TestSupport", "CZMQ", "CCurl", "CSodium"]),
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "AuthServiceTests", dependencies: ["AuthService", "Shared", "TestSupport"]),

@@ -10,6 +10,7 @@ struct AuthApp: ServiceApp {
 
     let accounts: AccountHandlers
     let sessions: SessionHandlers
+    let imports: ImportHandlers
     let purge: SessionPurge
 
     /// - Throws: `ConfigurationError` for a bad `AUTH_*` variable, `ServiceError` when libsodium
@@ -35,6 +36,7 @@ struct AuthApp: ServiceApp {
         sessions = SessionHandlers(
             accounts: accountStore, sessions: sessionStore, hasher: hasher, throttle: throttle,
             sessionTTLMs: sessionTTLMs, clock: clock)
+        imports = ImportHandlers(accounts: accountStore, clock: clock)
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
     }
@@ -42,6 +44,7 @@ struct AuthApp: ServiceApp {
     func register(on host: ServiceHost) {
         accounts.register(on: host)
         sessions.register(on: host)
+        imports.register(on: host)
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {

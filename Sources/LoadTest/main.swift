@@ -6,12 +6,13 @@ import Shared
 #endif
 
 /// LoadTest: notification fan-out load against the running system, through its HTTP API and
-/// notification streams only. See `usage`.
+/// notification streams (setup imports users and follows through the services over ZeroMQ
+/// unless `--register-via http`). See `usage`.
 let usage = """
     usage: LoadTest setup|likes|celebrity|baseline|smoke|memory [options]
            LoadTest --help | -h    this text (exit 0)
       --url URL               gateway (default http://127.0.0.1:8080)
-      --users N               users to register (default 1000); user 0 is the celebrity
+      --users N               users to create (default 1000); user 0 is the celebrity
       --seed S                random seed (default 1): same seed, same graph and actions
       --rate R                likes per second, open loop (default 100)
       --duration T            seconds of load (default 10)
@@ -20,7 +21,16 @@ let usage = """
       --followers F           celebrity followers with notifyPosts (default users-1)
       --posts P               celebrity posts (default 1), --post-interval seconds (default 1)
       --follows-per-user D    mean out-degree of the power-law graph (default 10; 0 skips it)
-      --register-concurrency C  concurrent registrations (default 4; argon2 is slow)
+      --register-via import|http  how setup creates users and follows (default import):
+                              import = auth.import_users (5,000 users a request, one argon2id
+                              hash for all) and graph.import_follows (no follow notifications)
+                              over ZeroMQ, at AUTH_RPC_ENDPOINT, PROFILE_RPC_ENDPOINT and
+                              NOTIFICATION_RPC_ENDPOINT (default tcp://127.0.0.1:5551/5553/5555;
+                              CURVE_* as for the services); http = one POST /v1/auth/register
+                              per user and one PUT /v1/users/{name}/follow per edge
+      --import-batch B        users per import request (default 5000, at most 5000)
+      --import-concurrency C  import requests in flight (default 3)
+      --register-concurrency C  concurrent HTTP registrations (default 4; argon2 is slow)
       --concurrency C         concurrent setup/check requests (default 64)
       --grace S               seconds to wait for late notifications (default 5)
       --check-sample N        celebrity: followers whose lists are checked (default min(F, 2000))

@@ -59,6 +59,7 @@ struct NotificationApp: ServiceApp {
 
     func register(on host: ServiceHost) {
         graph.register(on: host)
+        ImportHandlers(replica: replica).register(on: host)
         notifications.register(on: host)
         if let delivery { host.addCounters { delivery.counters() } }
     }

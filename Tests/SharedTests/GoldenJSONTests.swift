@@ -95,4 +95,36 @@ struct GoldenJSONTests {
         #expect(EventHeader.peek(Array(#"{"v":1,"producer":"p","seq":1,"type":"t","time":"x","body":{}}"#.utf8)) == nil)
         #expect(EventHeader.peek(Array("not json".utf8)) == nil)
     }
+
+    /// The bulk imports: `auth.import_users` and `graph.import_follows`, and their events.
+    @Test func importMessages() throws {
+        func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
+        let hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
+        #expect(
+            try json(
+                RequestEnvelope(
+                    id: "c3", type: Auth.ImportUsers.type, deadline: 1_764_439_490_123, trace: "t3",
+                    body: Auth.ImportUsers.Request(
+                        passwordHash: hash, users: [.init(username: "alice", email: "alice@example.com")])))
+                == #"{"body":{"passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g","users":[{"username":"alice","email":"alice@example.com"}]},"deadline":1764439490123,"id":"c3","trace":"t3","type":"auth.import_users","v":1}"#
+        )
+        #expect(
+            try json(Auth.ImportUsers.Reply(users: [.init(username: "alice", id: "u1", created: true)]))
+                == #"{"users":[{"username":"alice","id":"u1","created":true}]}"#)
+        #expect(
+            try json(
+                Auth.UsersImported(
+                    identities: [Identity(id: "u1", username: "alice", email: "alice@example.com", version: 1)]))
+                == #"{"identities":[{"id":"u1","username":"alice","email":"alice@example.com","version":1}]}"#)
+        #expect(Auth.UsersImported.type == "auth.users.imported")
+        #expect(
+            try json(Graph.ImportFollows.Request(followeeId: "u0", followerIds: ["u1", "u2"], notifyPosts: true))
+                == #"{"followeeId":"u0","followerIds":["u1","u2"],"notifyPosts":true}"#)
+        #expect(Graph.ImportFollows.type == "graph.import_follows")
+        #expect(try json(Graph.ImportFollows.Reply(created: 2)) == #"{"created":2}"#)
+        #expect(
+            try json(Graph.FollowsImported(followeeId: "u0", followerIds: ["u1"], notifyPosts: false))
+                == #"{"followeeId":"u0","followerIds":["u1"],"notifyPosts":false}"#)
+        #expect(Graph.FollowsImported.type == "graph.follows.imported")
+    }
 }

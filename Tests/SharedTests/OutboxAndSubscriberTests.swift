@@ -206,6 +206,49 @@ struct OutboxAndSubscriberTests {
         #expect(commits < 300)  // 300 events, each alone, would have taken 300
     }
 
+    /// Bulk-import-sized events (1.5 MiB each): a replay reply carries about
+    /// `Ops.Replay.maxBytes` of them (at least one), a late subscriber still gets every one
+    /// exactly once and in order, one per transaction (`EventFeed.maxRunBytes`), and its
+    /// `cursor` counter ends at the producer's head.
+    @Test func largeEventsAreReplayedAFewAtATimeAndAllArrive() async throws {
+        let p = try await ProducerAndConsumer()
+        defer { p.stop() }
+        let pad = String(repeating: "x", count: 3 << 19)
+        try await p.producer.write { tx in
+            for n in 0..<6 { try tx.emit(TestRPC.Bulky(n: n, pad: pad)) }
+        }
+        try await p.emit(3, from: 6)  // small ones after them
+        let page = try await p.client.call(Ops.Replay.self, .init(after: 0, limit: 1_000))
+        #expect(page.head == 9)
+        #expect(page.events.count == 2)  // 3 MiB; a third would pass 4 MiB
+        #expect(try await p.producer.outbox(after: 0, limit: 1_000, maxBytes: 10).events.map(\.seq) == [1])
+        #expect(try await p.producer.outbox(after: 5, limit: 1_000, maxBytes: 4 << 20).events.map(\.seq) == [6, 7, 8, 9])
+        #expect(try await p.producer.outbox(after: 0, limit: 3).events.map(\.seq) == [1, 2, 3])
+
+        let subscriber = p.subscriber()
+        subscriber.on(TestRPC.Bulky.self) { event, tx in
+            try tx.query("INSERT INTO applied(seq, n) VALUES (?, ?)", [event.header.seq, event.body.n])
+            let applied = p.applied
+            tx.onCommit { applied.add(1) }
+            return .applied
+        }
+        subscriber.on(TestRPC.Happened.self) { event, tx in
+            try p.record(event, tx)
+            return .applied
+        }
+        let task = Task { try await subscriber.run() }
+        defer { task.cancel() }
+        try await p.applied.wait(for: 9)
+        #expect(try await p.appliedSeqs() == Array(1...9))
+        #expect((p.consumer.counters()["db.commits"] ?? 0) >= 6)  // the large ones one at a time
+        // The counter moves once `apply` returns, just after the commit that signalled.
+        let end = Timestamp.nowMs() + 60_000
+        while subscriber.counters()["subscriber.test.cursor"] != 9 && Timestamp.nowMs() < end {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(subscriber.counters()["subscriber.test.cursor"] == 9)
+    }
+
     /// A live subscriber starts at the producer's head, hands each handler its events in order,
     /// and does not decode the ones `accept` turns away.
     @Test func aLiveSubscriberStartsAtTheHeadAndFiltersBeforeDecoding() async throws {

@@ -48,6 +48,13 @@ enum TestRPC {
         var n: Int
     }
 
+    /// An event as large as a bulk import's (`pad` makes it so).
+    struct Bulky: Event {
+        static let type = "test.bulky"
+        var n: Int
+        var pad: String
+    }
+
     /// Published under `Happened`'s type with a body that does not decode as one.
     struct Mistyped: Event {
         static let type = "test.happened"

@@ -33,6 +33,18 @@ protocol AccountStore: Sendable {
     /// - Throws: 409 as `ensureAvailable`, `SQLiteError`.
     func register(_ identity: Identity, passwordHash: String, session: NewSession) async throws
 
+    /// Creates the accounts among `users` (normalised, validated, no username or email twice)
+    /// that do not exist yet, all with `passwordHash`, and emits one `auth.users.imported` with
+    /// the new identities (none when nothing is new), in one transaction. A user whose username
+    /// and email both belong to one existing account is that account (`created: false`).
+    /// - Parameter createdAt: the new accounts' creation time, Unix ms.
+    /// - Returns: each user's outcome, in order.
+    /// - Throws: 409 `username_taken` / `email_taken` (the first conflict's code) with a field
+    ///   `users[<index>].username` / `users[<index>].email` per conflict (at most
+    ///   `Auth.ImportUsers.maxFieldErrors`), nothing written; `SQLiteError`.
+    func importUsers(_ users: [Auth.ImportUsers.User], passwordHash: String, createdAt: Int64) async throws
+        -> [Auth.ImportUsers.Imported]
+
     /// The account whose username or email is `login` (already normalised), or nil.
     func account(login: String) async throws -> StoredAccount?
 
@@ -83,6 +95,52 @@ struct SQLiteAccountStore: AccountStore {
                 [identity.id, identity.username, identity.email, passwordHash, identity.version, session.createdAt])
             try SQLiteSessionStore.insert(session, in: tx)
             try tx.emit(Auth.UserRegistered(identity: identity))
+        }
+    }
+
+    func importUsers(_ users: [Auth.ImportUsers.User], passwordHash: String, createdAt: Int64) async throws
+        -> [Auth.ImportUsers.Imported]
+    {
+        try await database.write { tx in
+            let c = tx.connection
+            var outcomes: [Auth.ImportUsers.Imported?] = Array(repeating: nil, count: users.count)
+            var conflicts: [FieldError] = []
+            // Every check before any insert: a conflict anywhere writes nothing.
+            for (i, user) in users.enumerated() {
+                if let holder = try c.queryOne("SELECT id, email FROM users WHERE username = ?", [user.username]) {
+                    if try holder.string("email") == user.email {
+                        outcomes[i] = .init(username: user.username, id: try holder.string("id"), created: false)
+                        continue
+                    }
+                    conflicts.append(
+                        FieldError(
+                            field: "users[\(i)].username", code: "username_taken",
+                            message: "this username belongs to an account with another email"))
+                }
+                if try c.exists("SELECT 1 FROM users WHERE email = ? AND username <> ?", [user.email, user.username]) {
+                    conflicts.append(
+                        FieldError(
+                            field: "users[\(i)].email", code: "email_taken",
+                            message: "this email is registered to an account with another username"))
+                }
+            }
+            if let first = conflicts.first {
+                throw ServiceError(
+                    code: first.code,
+                    message: "\(conflicts.count) username(s) or email(s) belong to other accounts; first: \(first.field)",
+                    status: 409, fields: Array(conflicts.prefix(Auth.ImportUsers.maxFieldErrors)))
+            }
+            var created: [Identity] = []
+            for (i, user) in users.enumerated() where outcomes[i] == nil {
+                let identity = Identity(id: RandomID.make(), username: user.username, email: user.email, version: 1)
+                try c.query(
+                    "INSERT INTO users(id, username, email, password_hash, version, created_at) VALUES (?, ?, ?, ?, 1, ?)",
+                    [identity.id, identity.username, identity.email, passwordHash, createdAt])
+                created.append(identity)
+                outcomes[i] = .init(username: user.username, id: identity.id, created: true)
+            }
+            if !created.isEmpty { try tx.emit(Auth.UsersImported(identities: created)) }
+            return outcomes.map { $0! }
         }
     }
 

@@ -24,12 +24,30 @@ enum LikesScenario {
         async throws -> (RunReport, PlotData)
     {
         let setup = try await Setup.run(api, options, followers: 0)
-        // Likers are drawn from every user: all of them act, so adopted users all log in.
-        let pop = try await Setup.ensureTokens(api, setup, Array(0..<setup.users.count), options: options)
-        let n = pop.users.count
+        let n = setup.users.count
         let k = min(options.streams, n - 1)
         let o = min(n - 1, max(k, options.owners ?? k))
         let owners = Array(1...o)
+        // The schedule: unique (liker, post) pairs, seeded.
+        let total = Int(options.rate * options.duration)
+        guard total <= o * (n - 2) else {
+            throw LoadTestError(
+                "\(total) likes need more unique (liker, post) pairs than \(o) posts × \(n - 2) likers")
+        }
+        var rng = SeededRandom(seed: options.seed &+ 0x6c_696b_6573)
+        var pairs = Set<Int>()
+        var plan: [(liker: Int, owner: Int)] = []
+        plan.reserveCapacity(total)
+        while plan.count < total {
+            let owner = owners[Int(rng.next() % UInt64(o))]
+            let liker = Int(rng.next() % UInt64(n))
+            if liker == owner || !pairs.insert(liker * n + owner).inserted { continue }
+            plan.append((liker, owner))
+        }
+        // Likers are drawn from every user; only the owners and the likers act, so only they log
+        // in (imported and adopted users have no session yet).
+        let actors = Set(owners).union(plan.map(\.liker)).sorted()
+        let pop = try await Setup.ensureTokens(api, setup, actors, options: options)
         var report = RunReport(
             scenario: "likes", seed: options.seed, url: options.url, startedAt: RunReport.timestamp())
         report.parameters = [
@@ -60,22 +78,6 @@ enum LikesScenario {
         report.streamsOpen = k
         report.gatewayStreamMemory = streamMemory
 
-        // The schedule: unique (liker, post) pairs, seeded.
-        let total = Int(options.rate * options.duration)
-        guard total <= o * (n - 2) else {
-            throw LoadTestError(
-                "\(total) likes need more unique (liker, post) pairs than \(o) posts × \(n - 2) likers")
-        }
-        var rng = SeededRandom(seed: options.seed &+ 0x6c_696b_6573)
-        var pairs = Set<Int>()
-        var plan: [(liker: Int, owner: Int)] = []
-        plan.reserveCapacity(total)
-        while plan.count < total {
-            let owner = owners[Int(rng.next() % UInt64(o))]
-            let liker = Int(rng.next() % UInt64(n))
-            if liker == owner || !pairs.insert(liker * n + owner).inserted { continue }
-            plan.append((liker, owner))
-        }
         let state = Locked(State())
         let t0 = Clock.nowNs() + 200_000_000
         let interval = 1e9 / max(options.rate, 0.001)

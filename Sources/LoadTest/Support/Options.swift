@@ -22,6 +22,16 @@ struct Options: Sendable {
     var postInterval = 1.0
     /// Average follows per user in the power-law graph.
     var followsPerUser = 10
+    /// How setup creates users and follows: `import` (default: `auth.import_users` and
+    /// `graph.import_follows` over ZeroMQ, one argon2id hash in all) or `http` (one
+    /// `POST /v1/auth/register` per user and one `PUT .../follow` per edge).
+    var registerVia = RegisterVia.import
+    /// Users per `auth.import_users` request (1...5,000).
+    var importBatch = 5_000
+    /// Import requests in flight.
+    var importConcurrency = 3
+    /// Environment for `ServiceLink` over the process's (the smoke run's ephemeral endpoints).
+    var serviceEnvironment: [String: String] = [:]
     /// Concurrent registrations (argon2 makes each one slow).
     var registerConcurrency = 4
     /// Concurrent requests for setup and checks.
@@ -77,6 +87,16 @@ struct Options: Sendable {
             case "--posts": posts = Int(try number(try value(), a))
             case "--post-interval": postInterval = try number(try value(), a)
             case "--follows-per-user": followsPerUser = Int(try number(try value(), a))
+            case "--register-via":
+                let v = try value()
+                guard let via = RegisterVia(rawValue: v) else {
+                    throw LoadTestError("--register-via: import or http, not \(v)")
+                }
+                registerVia = via
+            case "--import-batch":
+                importBatch = Int(try number(try value(), a))
+                guard (1...5_000).contains(importBatch) else { throw LoadTestError("--import-batch: 1 to 5000") }
+            case "--import-concurrency": importConcurrency = max(1, Int(try number(try value(), a)))
             case "--register-concurrency": registerConcurrency = max(1, Int(try number(try value(), a)))
             case "--concurrency": concurrency = max(1, Int(try number(try value(), a)))
             case "--grace": grace = try number(try value(), a)
@@ -117,4 +137,12 @@ struct Options: Sendable {
         .replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "/", with: "_")
         return "./reports/users-\(hostPort)-seed\(seed).json"
     }
+}
+
+/// How setup creates users and follows (`--register-via`).
+enum RegisterVia: String, Sendable {
+    /// `auth.import_users` / `graph.import_follows` over ZeroMQ.
+    case `import`
+    /// The public HTTP API, one registration (argon2id) per user.
+    case http
 }

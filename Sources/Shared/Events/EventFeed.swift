@@ -45,6 +45,10 @@ final class EventFeed: Sendable {
 
     /// Most events in one run handed to `apply`.
     static let maxRun = 256
+    /// Most envelope bytes in one run handed to `apply` (1 MiB; at least one event): runs of
+    /// bulk-import events, hundreds of KB each, are applied a few at a time, so the consumer's
+    /// transactions stay short and its requests keep being served while it catches up.
+    static let maxRunBytes = 1 << 20
     /// Events the socket thread holds for the delivery loop beyond which it stops reading, so
     /// the socket's receive high-water mark (and then a gap and a replay) bounds memory.
     static let inboxLimit = 50_000
@@ -65,6 +69,10 @@ final class EventFeed: Sendable {
     }
 
     func bump(_ key: String, _ n: Int64 = 1) { stats.withLock { $0[key, default: 0] += n } }
+
+    /// Records the last sequence number applied (counter `cursor`: how far this consumer is,
+    /// compared with the producer's head, e.g. by a load test waiting for replicas to catch up).
+    private func record(cursor: Int64) { stats.withLock { $0["cursor"] = cursor } }
 
     /// `stats` with keys `subscriber.<producer>.<name>`, for `ServiceHost.addCounters`.
     func counters() -> [String: Int64] {
@@ -146,6 +154,7 @@ final class EventFeed: Sendable {
         defer { stopped.store(true, ordering: .releasing) }
         try await withTaskCancellationHandler {
             var cursor = try await startAfter()
+            record(cursor: cursor)
             var behind = true  // catch up at start: the producer may have events we missed
             for await _ in doorbell {
                 if Task.isCancelled { break }
@@ -188,16 +197,22 @@ final class EventFeed: Sendable {
         }
     }
 
-    /// Hands `run` to the consumer `maxRun` at a time.
+    /// Hands `run` to the consumer `maxRun` events (and `maxRunBytes`) at a time.
     /// - Returns: the new cursor, and whether the whole run was applied.
     private func applyRun(_ run: [RawEvent], from cursor: Int64) async -> (cursor: Int64, complete: Bool) {
         var rest = run[...]
         var cursor = cursor
         while !rest.isEmpty {
-            let chunk = Array(rest.prefix(Self.maxRun))
+            var size = 0
+            let chunk = Array(
+                rest.prefix(Self.maxRun).prefix { event in
+                    defer { size += event.envelope.count }
+                    return size == 0 || size + event.envelope.count <= Self.maxRunBytes
+                })
             let applied = min(max(await apply(chunk), 0), chunk.count)
             if applied > 0 {
                 cursor = chunk[applied - 1].header.seq
+                record(cursor: cursor)
                 bump("delivered", Int64(applied))
                 if applied > 1 { bump("batches") }
             }

@@ -59,7 +59,8 @@ public final class ServiceHost: Service {
             }
             on(Ops.Replay.self) { request, _ in
                 let limit = min(max(request.limit, 0), 1_000)
-                let (head, events) = try await database.outbox(after: request.after, limit: limit)
+                let (head, events) = try await database.outbox(
+                    after: request.after, limit: limit, maxBytes: Ops.Replay.maxBytes)
                 return Ops.Replay.Reply(head: head, events: events.map { String(decoding: $0.envelope, as: UTF8.self) })
             }
         }

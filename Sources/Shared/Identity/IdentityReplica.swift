@@ -21,9 +21,9 @@ public struct ReplicatedIdentity: Sendable, Equatable, RowDecodable {
 }
 
 /// A service's replica of AuthService's identities (table `identities`), the one in every
-/// service that needs usernames: kept up to date from `auth.user.registered` and
-/// `auth.user.changed` events (`subscribe(_:)`), with a fallback to `auth.lookup_users` when it
-/// misses (an event may lag behind a fresh registration or rename).
+/// service that needs usernames: kept up to date from `auth.user.registered`,
+/// `auth.users.imported` and `auth.user.changed` events (`subscribe(_:)`), with a fallback to
+/// `auth.lookup_users` when it misses (an event may lag behind a fresh registration or rename).
 ///
 /// Rename rule: a newer version of an identity replaces the older; when an identity takes a
 /// username that another row still holds, that row's own rename has not arrived yet (AuthService
@@ -76,6 +76,36 @@ public struct IdentityReplica: Sendable {
             try apply(event.body.identity, time: event.header.time, in: tx)
             return .applied
         }
+        subscriber.on(Auth.UsersImported.self) { event, tx in
+            try apply(imported: event.body.identities, time: event.header.time, in: tx)
+            return .applied
+        }
+    }
+
+    /// Applies the identities of one `auth.users.imported` event in the caller's transaction,
+    /// with the same outcome as `apply(_:time:in:)` for each in turn (`onInsert` for each new
+    /// one). New accounts, the import's usual case, take one INSERT each; only an identity that
+    /// meets an existing row (a lookup brought it first, or a stale row holds its username)
+    /// goes through the rename rule of `apply`.
+    /// - Returns: how many identities changed the replica.
+    /// - Throws: `SQLiteError`, or what `onInsert` throws.
+    @discardableResult
+    public func apply(imported identities: [Identity], time: String = Timestamp.now(), in tx: Transaction) throws -> Int {
+        let c = tx.connection
+        var changed = 0
+        for identity in identities {
+            // DO NOTHING on any uniqueness conflict, id or username: those go the long way.
+            try c.query(
+                "INSERT INTO identities(id, username, email, version) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [identity.id, identity.username.lowercased(), keepsEmail ? identity.email : nil, identity.version])
+            if c.changes == 1 {
+                if let onInsert { try onInsert(identity.id, time, tx) }
+                changed += 1
+            } else if try apply(identity, time: time, in: tx) {
+                changed += 1
+            }
+        }
+        return changed
     }
 
     /// Applies an identity if it is newer than the replica's row (or new), by the rename rule.
@@ -121,7 +151,8 @@ public struct IdentityReplica: Sendable {
         try await identities(ids: [id])[id]
     }
 
-    /// Identities by id (unknown ids left out), asking AuthService once for the misses.
+    /// Identities by id (unknown ids left out), asking AuthService about the misses (one
+    /// `auth.lookup_users` per `lookupBatch` of them): the batch lookup of a bulk import.
     /// - Throws: `ServiceError` 503/504 when AuthService must be asked and cannot answer.
     public func identities(ids: [String]) async throws -> [String: ReplicatedIdentity] {
         let unique = Array(Set(ids))
@@ -161,14 +192,26 @@ public struct IdentityReplica: Sendable {
         return try await database.read(read)
     }
 
-    /// Asks AuthService for the given ids and usernames and applies what it answers.
+    /// Most ids (and, separately, usernames) AuthService looks up per `auth.lookup_users`.
+    public static let lookupBatch = 1_000
+
+    /// Asks AuthService for the given ids and usernames (`lookupBatch` of each per request, the
+    /// requests in turn) and applies what it answers, in one transaction.
     /// - Throws: `ServiceError` 503/504 when AuthService cannot answer, `SQLiteError`.
     public func refresh(ids: [String], usernames: [String]) async throws {
-        let reply = try await auth.call(Auth.LookupUsers.self, .init(ids: ids, usernames: usernames), timeoutMs: 2_000)
-        if reply.users.isEmpty { return }
-        let users = reply.users
+        var users: [Identity] = []
+        var (idsLeft, namesLeft) = (ids[...], usernames[...])
+        while !idsLeft.isEmpty || !namesLeft.isEmpty {
+            let request = Auth.LookupUsers.Request(
+                ids: Array(idsLeft.prefix(Self.lookupBatch)), usernames: Array(namesLeft.prefix(Self.lookupBatch)))
+            idsLeft = idsLeft.dropFirst(Self.lookupBatch)
+            namesLeft = namesLeft.dropFirst(Self.lookupBatch)
+            users += try await auth.call(Auth.LookupUsers.self, request, timeoutMs: 2_000).users
+        }
+        if users.isEmpty { return }
+        let found = users
         try await database.write { tx in
-            for identity in users { try apply(identity, in: tx) }
+            for identity in found { try apply(identity, in: tx) }
         }
     }
 }

@@ -70,6 +70,45 @@ public enum Graph {
         }
     }
 
+    /// Makes many users follow one followee at once: a graph import (load tests, migrations),
+    /// not the `graph.follow` a user makes. Creates the edges that do not exist yet (an existing
+    /// edge keeps its `notifyPosts`) and moves `follow_counts` in the same transaction; makes no
+    /// `follow` notifications; emits one `graph.follows.imported` per request that created
+    /// edges. Idempotent. Not routed by the gateway.
+    ///
+    /// Ids are AuthService ids; ones the service's identity replica has not seen yet (it may lag
+    /// behind an `auth.import_users` that just happened) are looked up at AuthService. Repeated
+    /// follower ids count once.
+    ///
+    /// Errors (nothing written): 400 `invalid_request` (no follower ids, or more than
+    /// `maxFollowers`, field `followerIds`), 404 `not_found` naming the unknown ids (fields
+    /// `followeeId` / `followerIds[<index>]`, at most 100), 422 `cannot_follow_self` (field
+    /// `followerIds[<index>]`), 503/504 when AuthService must be asked and cannot answer.
+    public enum ImportFollows: RPC {
+        public static let type = "graph.import_follows"
+        public static let isIdempotent = true
+        /// Most follower ids in one request.
+        public static let maxFollowers = 10_000
+
+        public struct Request: Codable, Sendable {
+            public var followeeId: String
+            public var followerIds: [String]
+            /// The new edges' flag (new posts notify these followers).
+            public var notifyPosts: Bool
+            public init(followeeId: String, followerIds: [String], notifyPosts: Bool) {
+                self.followeeId = followeeId
+                self.followerIds = followerIds
+                self.notifyPosts = notifyPosts
+            }
+        }
+
+        public struct Reply: Codable, Sendable, Equatable {
+            /// Edges created (the others existed already).
+            public var created: Int
+            public init(created: Int) { self.created = created }
+        }
+    }
+
     /// A list entry: a user id and the viewer's follow state toward it.
     public struct Entry: Codable, Sendable, Equatable {
         public var userId: String
@@ -279,6 +318,20 @@ public enum Graph {
             self.followerId = followerId
             self.followeeId = followeeId
             self.following = following
+            self.notifyPosts = notifyPosts
+        }
+    }
+
+    /// Edges created by one `graph.import_follows` request (only the ones it created, in
+    /// request order), all toward `followeeId` with the same `notifyPosts`.
+    public struct FollowsImported: Event, Equatable {
+        public static let type = "graph.follows.imported"
+        public var followeeId: String
+        public var followerIds: [String]
+        public var notifyPosts: Bool
+        public init(followeeId: String, followerIds: [String], notifyPosts: Bool) {
+            self.followeeId = followeeId
+            self.followerIds = followerIds
             self.notifyPosts = notifyPosts
         }
     }

@@ -230,23 +230,42 @@ public final class Database: @unchecked Sendable {
         try await read { try $0.scalar("SELECT seq FROM event_cursor WHERE producer = ?", [producer]) ?? 0 }
     }
 
-    /// Outbox events with `seq > after`, oldest first, at most `limit`, and the newest seq.
-    public func outbox(after: Int64, limit: Int) async throws -> (head: Int64, events: [OutboxEvent]) {
+    /// Outbox events with `seq > after`, oldest first, at most `limit` of them and at most
+    /// `maxBytes` of envelope bodies (but at least one event when any follows `after`: a
+    /// bulk import's event can be hundreds of KB, and a replay of hundreds of those must not
+    /// become one reply of hundreds of MB), and the newest seq, read in one snapshot.
+    public func outbox(after: Int64, limit: Int, maxBytes: Int = .max) async throws
+        -> (head: Int64, events: [OutboxEvent])
+    {
         let producer = self.producer ?? ""
         return try await read { conn in
-            let head = try conn.scalar("SELECT COALESCE(MAX(seq), 0) FROM outbox") ?? 0
-            guard limit > 0 else { return (head, []) }
-            let rows = try conn.query(
-                "SELECT seq, type, time, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", [after, limit])
-            let events = try rows.map { r in
-                let seq = try r.int64("seq")
-                let type = try r.string("type")
-                return OutboxEvent(
-                    seq: seq, type: type,
-                    envelope: Outbox.envelope(
-                        producer: producer, seq: seq, type: type, time: try r.string("time"), body: try r.string("body")))
+            try conn.snapshot {
+                let head = try conn.scalar("SELECT COALESCE(MAX(seq), 0) FROM outbox") ?? 0
+                var events: [OutboxEvent] = []
+                var bytes = 0
+                var last = after
+                // In pages, so that a budget reached early reads little beyond it.
+                while events.count < limit {
+                    let page = min(limit - events.count, 32)
+                    let rows = try conn.query(
+                        "SELECT seq, type, time, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", [last, page])
+                    for r in rows {
+                        let body = try r.string("body")
+                        bytes += body.utf8.count
+                        if !events.isEmpty && bytes > maxBytes { return (head, events) }
+                        let seq = try r.int64("seq")
+                        let type = try r.string("type")
+                        events.append(
+                            OutboxEvent(
+                                seq: seq, type: type,
+                                envelope: Outbox.envelope(
+                                    producer: producer, seq: seq, type: type, time: try r.string("time"), body: body)))
+                        last = seq
+                    }
+                    if rows.count < page { break }
+                }
+                return (head, events)
             }
-            return (head, events)
         }
     }
 }
