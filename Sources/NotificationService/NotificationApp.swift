@@ -16,6 +16,7 @@ struct NotificationApp: ServiceApp {
     let profileEvents: ProfileEventHandlers
     let jobs: FanOutWorker
     let pruner: RetentionPruner
+    let merger: RecentMerger
     /// The delivery socket (nil when built without one, in-process tests).
     let delivery: TopicPublisher?
     let deliveryEndpoint: String?
@@ -52,6 +53,9 @@ struct NotificationApp: ServiceApp {
         graph = GraphHandlers(replica: replica, follows: SQLiteFollowStore(database: database, notifications: writer))
         notifications = NotificationHandlers(store: SQLiteNotificationStore(database: database))
         profileEvents = ProfileEventHandlers(notifications: writer, jobs: jobs)
+        merger = RecentMerger(
+            database: database, intervalMs: Int64(configuration.mergeIntervalMs), batch: configuration.mergeBatch,
+            logger: logger)
         pruner = RetentionPruner(
             database: database, policy: configuration.retention,
             intervalMs: Int64(configuration.pruneIntervalSeconds) * 1_000, logger: logger)
@@ -70,7 +74,7 @@ struct NotificationApp: ServiceApp {
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        var services: [(name: String, service: any Service)] = [("jobs", jobs), ("retention", pruner)]
+        var services: [(name: String, service: any Service)] = [("jobs", jobs), ("merge", merger), ("retention", pruner)]
         if let delivery { services.insert(("delivery", delivery), at: 0) }
         return services
     }

@@ -18,7 +18,10 @@ enum CelebrityScenario {
         report.parameters = [
             "users": "\(n)", "followers": "\(f)", "streams": "\(k)", "posts": "\(options.posts)",
         ]
-        let streamUsers = Array(1...k)
+        // Streaming followers spread evenly over all of them (user i, i = 1 + j·f/k): a fan-out
+        // walks followers in order, so the first k would all be in its first batch and show
+        // only how fast the fan-out starts, not how fast it reaches everyone.
+        let streamUsers = (0..<k).map { 1 + $0 * f / k }
         // The followers whose lists are checked: all, or a seeded sample.
         var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
         var followers = Array(1...f)

@@ -8,7 +8,7 @@ import Shared
 /// Delivery is best effort by design: the notifications are already committed, and a gateway
 /// that misses one repairs it by seq from `notify.since` (gap, `notify.heads`, welcome).
 final class NotificationPublisher: Sendable {
-    private let sink: @Sendable (@escaping @Sendable () -> [TopicMessage]) -> Void
+    private let sink: @Sendable (@escaping TopicPublisher.Builder) -> Void
 
     /// Publishes on `publisher`.
     convenience init(_ publisher: TopicPublisher) {
@@ -16,20 +16,29 @@ final class NotificationPublisher: Sendable {
     }
 
     /// Publishes through `sink` (tests collect the messages; `none` drops them).
-    init(sink: @escaping @Sendable (@escaping @Sendable () -> [TopicMessage]) -> Void) {
+    init(sink: @escaping @Sendable (@escaping TopicPublisher.Builder) -> Void) {
         self.sink = sink
     }
 
     /// Drops everything (a service built without a delivery socket).
     static let none = NotificationPublisher(sink: { _ in })
 
-    /// Publishes `template` to each recipient with its own id and seq.
+    /// Publishes `template` to each recipient with its own id and seq (built only for the
+    /// recipients someone subscribed to).
     func publish(_ template: Graph.Notification, to recipients: [(key: Int64, seq: Int64)]) {
-        sink { Self.messages(template, recipients) }
+        sink { isSubscribed in Self.messages(template, recipients, isSubscribed) }
     }
 
-    /// The messages for `recipients`: `template` with each one's `id` and `seq`.
-    static func messages(_ template: Graph.Notification, _ recipients: [(key: Int64, seq: Int64)]) -> [TopicMessage] {
+    /// The messages for the recipients `isSubscribed` accepts: `template` with each one's `id`
+    /// and `seq`.
+    static func messages(
+        _ template: Graph.Notification, _ recipients: [(key: Int64, seq: Int64)], _ isSubscribed: ([UInt8]) -> Bool
+    ) -> [TopicMessage] {
+        let recipients = recipients.compactMap { r -> (key: Int64, seq: Int64, topic: [UInt8])? in
+            let topic = NotificationRouting.topic(recipientKey: r.key)
+            return isSubscribed(topic) ? (r.key, r.seq, topic) : nil
+        }
+        if recipients.isEmpty { return [] }
         var blank = template
         blank.id = ""
         blank.seq = 0
@@ -43,9 +52,7 @@ final class NotificationPublisher: Sendable {
                 var n = template
                 n.id = NotificationWriter.id(recipient: r.key, seq: r.seq)
                 n.seq = r.seq
-                return (try? WireJSON.encode(n)).map {
-                    TopicMessage(topic: NotificationRouting.topic(recipientKey: r.key), payload: $0)
-                }
+                return (try? WireJSON.encode(n)).map { TopicMessage(topic: r.topic, payload: $0) }
             }
         }
         let tail = bytes[head.count...]
@@ -60,7 +67,7 @@ final class NotificationPublisher: Sendable {
             payload += #"","seq":"#.utf8
             payload += seq.utf8
             payload += tail
-            out.append(TopicMessage(topic: NotificationRouting.topic(recipientKey: r.key), payload: payload))
+            out.append(TopicMessage(topic: r.topic, payload: payload))
         }
         return out
     }

@@ -40,6 +40,9 @@ final class FanOutWorker: Service {
     let batch: Int
     let logger: Logger
     private let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Fan-outs under way in this process: when each started (Unix ms) and the followers
+    /// reached so far, for the `fanout.done` log line.
+    private let progress = Locked<[Int64: (startedMs: Int64, reached: Int)]>([:])
 
     init(database: Database, notifications: NotificationWriter, batch: Int, logger: Logger) {
         self.database = database
@@ -54,8 +57,18 @@ final class FanOutWorker: Service {
     func start(_ job: FanOutJob, in tx: Transaction) throws {
         try tx.query("UPDATE posts SET fanned_out = 1 WHERE key = ? AND fanned_out = 0", [job.post])
         guard tx.connection.changes == 1 else { return }
+        let started = Timestamp.nowMs()
         let (count, last) = try notifications.fanOut(job, after: 0, limit: batch, in: tx)
-        guard count == batch, let last, try Self.hasFollowers(of: job.owner, after: last, on: tx.connection) else { return }
+        guard count == batch, let last, try Self.hasFollowers(of: job.owner, after: last, on: tx.connection) else {
+            if count > 0 {
+                logger.debug(
+                    "fanout.done",
+                    metadata: ["post": job.postId, "followers": "\(count)", "ms": "\(Timestamp.nowMs() - started)"])
+            }
+            return
+        }
+        let progress = self.progress
+        tx.onCommit { progress.withLock { $0[job.post] = (started, count) } }
         try tx.query(
             "INSERT OR IGNORE INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (?, ?, ?, ?)",
             [job.post, job.owner, job.createdAt, last])
@@ -109,6 +122,7 @@ final class FanOutWorker: Service {
         let batch = self.batch
         let logger = self.logger
         let notifications = self.notifications
+        let progress = self.progress
         return try await database.write { tx -> Bool in
             let c = tx.connection
             if let row = try c.queryOne(
@@ -126,9 +140,20 @@ final class FanOutWorker: Service {
                 let (count, last) = try notifications.fanOut(
                     job, after: try row.int64("after_follower"), limit: batch, in: tx)
                 let more = try last.map { try Self.hasFollowers(of: job.owner, after: $0, on: c) } ?? false
+                let reached = progress.withLock { p -> (startedMs: Int64, reached: Int)? in
+                    p[job.post]?.reached += count
+                    return p[job.post]
+                }
                 if count < batch || !more {
                     try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [job.post])
-                    logger.info("fanout.done", metadata: ["post": job.postId])
+                    progress.withLock { _ = $0.removeValue(forKey: job.post) }
+                    // Followers and time since the event, as far as this process saw the job.
+                    logger.info(
+                        "fanout.done",
+                        metadata: [
+                            "post": job.postId, "followers": reached.map { "\($0.reached)" } ?? "?",
+                            "ms": reached.map { "\(Timestamp.nowMs() - $0.startedMs)" } ?? "?",
+                        ])
                 } else {
                     try tx.query("UPDATE fanout_jobs SET after_follower = ? WHERE post = ?", [last!, job.post])
                 }

@@ -11,8 +11,8 @@ struct RetentionPolicy: Sendable, Equatable {
     static let `default` = RetentionPolicy(maxAgeMs: 90 * 86_400_000, count: 1_000)
 }
 
-/// Prunes notifications past the retention policy in the background: it walks the recipients in
-/// key order, `recipientsPerTransaction` at a time (one short write transaction each, so writes
+/// Prunes notifications past the retention policy in the background: it walks the recipients of
+/// the merged table (`notifications`; new rows reach it within a merge interval) in key order, `recipientsPerTransaction` at a time (one short write transaction each, so writes
 /// and fan-outs go on between them), and starts a new sweep every `intervalMs`.
 ///
 /// Per recipient it costs a few index seeks when there is nothing to prune: the oldest and
@@ -85,32 +85,41 @@ final class RetentionPruner: Service {
                 else { return (nil, deleted) }
                 recipient = next
                 visited += 1
+                // Every seq in `recent_notifications` is above every seq of the recipient in
+                // `notifications` (new rows take the head + 1; the merge moves whole recipients'
+                // rows), so the oldest is here and the newest is the head of both.
                 guard
                     let range = try c.queryOne(
                         """
                         SELECT (SELECT MIN(seq) FROM notifications WHERE recipient = ?1) AS oldest,
-                            (SELECT MAX(seq) FROM notifications WHERE recipient = ?1) AS newest
+                            MAX(COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
+                                COALESCE((SELECT MAX(seq) FROM recent_notifications WHERE recipient = ?1), 0)) AS newest
                         """, [recipient]),
-                    let oldest = try range.optionalInt64("oldest"), let newest = try range.optionalInt64("newest")
+                    let oldest = try range.optionalInt64("oldest")
                 else { continue }
+                let newest = try range.int64("newest")
                 if newest - oldest + 1 > Int64(policy.count) {
                     // The count-th newest seq: everything older goes.
                     if let keepFrom = try c.scalar(
-                        "SELECT seq FROM notifications WHERE recipient = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
+                        "SELECT seq FROM all_notifications WHERE recipient = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
                         [recipient, policy.count - 1])
                     {
-                        try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq < ?", [recipient, keepFrom])
-                        deleted += c.changes
+                        for table in ["notifications", "recent_notifications"] {
+                            try tx.query("DELETE FROM \(table) WHERE recipient = ? AND seq < ?", [recipient, keepFrom])
+                            deleted += c.changes
+                        }
                     }
                 }
                 if let oldestTime = try c.scalar(
                     "SELECT created_at FROM notifications WHERE recipient = ? ORDER BY seq LIMIT 1", [recipient]),
                     oldestTime < cutoff
                 {
-                    try tx.query(
-                        "DELETE FROM notifications WHERE recipient = ? AND seq < ? AND created_at < ?",
-                        [recipient, newest, cutoff])
-                    deleted += c.changes
+                    for table in ["notifications", "recent_notifications"] {
+                        try tx.query(
+                            "DELETE FROM \(table) WHERE recipient = ? AND seq < ? AND created_at < ?",
+                            [recipient, newest, cutoff])
+                        deleted += c.changes
+                    }
                 }
             }
             return (recipient, deleted)

@@ -22,6 +22,14 @@ import Shared
 ///   for a `post` (a fan-out starts once per post, `posts.fanned_out`), so the 100,000 rows of
 ///   a fan-out cost no second index.
 ///   `detail` is what the text needs besides the actor (`NotificationText`); `created_at` Unix ms.
+/// - `recent_notifications`: the same rows, newly written. A fan-out inserts one row per
+///   follower, each under a different recipient: in a table of millions of rows clustered by
+///   recipient those land on as many different pages, and every page a transaction touches is
+///   written again to the WAL, so the cost of a 100,000-follower fan-out grew with the table
+///   (measured: 0.3 s on 0.7 M rows, 1.1 s on 5 M). New rows go to this small table instead,
+///   and `RecentMerger` moves them into `notifications` in the background, in recipient order,
+///   many fan-outs' rows together (one write per page for all of them). Every read is over
+///   both (`all_notifications`); dedup keys are checked in both.
 /// - `recipients`: per-recipient read mark and `head_floor`, the highest seq ever deleted by a
 ///   post's deletion (so a seq is not handed out twice when the newest rows go).
 /// - `fanout_jobs`: new posts whose fan-out to `notifyPosts` followers is under way, with the
@@ -211,6 +219,28 @@ enum NotificationSchema {
                 DROP TABLE fanout_jobs;
                 ALTER TABLE jobs RENAME TO fanout_jobs;
                 CREATE TABLE purge_jobs(post INTEGER PRIMARY KEY);
+                """),
+            // New notifications go to a small table first and are merged into the big one in
+            // the background (`RecentMerger`), so a fan-out's cost does not grow with the
+            // database (see `NotificationSchema`).
+            Migration(
+                "notification.7-recent-notifications",
+                """
+                CREATE TABLE recent_notifications(
+                    recipient INTEGER NOT NULL,
+                    seq INTEGER NOT NULL,
+                    type INTEGER NOT NULL,
+                    actor INTEGER NOT NULL,
+                    post INTEGER,
+                    once INTEGER,
+                    detail TEXT,
+                    created_at INTEGER NOT NULL,
+                    PRIMARY KEY(recipient, seq)) WITHOUT ROWID;
+                CREATE INDEX recent_notifications_by_post ON recent_notifications(post) WHERE post IS NOT NULL;
+                CREATE UNIQUE INDEX recent_notifications_once ON recent_notifications(recipient, actor, type, once)
+                    WHERE once IS NOT NULL;
+                CREATE VIEW all_notifications AS
+                    SELECT * FROM notifications UNION ALL SELECT * FROM recent_notifications;
                 """),
         ]
 }

@@ -14,19 +14,27 @@ struct NewNotification: Sendable {
     var createdAt: Int64
 }
 
-/// Writes notifications (`notifications`, `recipients`, `posts`) in the caller's transaction
+/// Writes notifications (`recent_notifications`, `recipients`, `posts`) in the caller's transaction
 /// and, once it commits, hands them to delivery (`NotificationPublisher`). Used by the event
 /// handlers, the follow graph and the fan-out.
 struct NotificationWriter: Sendable {
     let delivery: NotificationPublisher
 
     /// The next seq of `recipient` as an SQL expression over a column or parameter named by
-    /// `recipient`: one above the larger of the newest row and the floor left by deletions.
+    /// `recipient`: one above the largest of the newest row in either table and the floor left
+    /// by deletions.
     static func nextSeq(_ recipient: String) -> String {
-        """
-        MAX(COALESCE((SELECT MAX(h.seq) FROM notifications h WHERE h.recipient = \(recipient)), 0),
-            COALESCE((SELECT f.head_floor FROM recipients f WHERE f.recipient = \(recipient)), 0)) + 1
-        """
+        "\(head(recipient)) + 1"
+    }
+
+    /// The head seq of `recipient` as an SQL expression (see `nextSeq`): three index seeks, or
+    /// two when the caller knows no recipient concerned has a floor (`floors: false`).
+    static func head(_ recipient: String, floors: Bool = true) -> String {
+        let floor = floors ? "COALESCE((SELECT f.head_floor FROM recipients f WHERE f.recipient = \(recipient)), 0)" : "0"
+        return """
+            MAX(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
+                COALESCE((SELECT MAX(o.seq) FROM notifications o WHERE o.recipient = \(recipient)), 0), \(floor))
+            """
     }
 
     /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
@@ -47,10 +55,18 @@ struct NotificationWriter: Sendable {
             case .comment: Self.objectKey(n.commentId ?? "")
             case .post: nil  // once per post by `FanOutWorker.start`
             }
+        // The dedup key: the merged table checked here, the recent one by its unique index.
+        if let once,
+            try tx.connection.exists(
+                "SELECT 1 FROM notifications WHERE recipient = ? AND actor = ? AND type = ? AND once = ?",
+                [recipient, actor, n.type.rawValue, once])
+        {
+            return nil
+        }
         guard
             let row = try tx.connection.queryOne(
                 """
-                INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
                 VALUES (?1, \(Self.nextSeq("?1")), ?2, ?3, ?4, ?5, ?6, ?7)
                 ON CONFLICT DO NOTHING RETURNING seq
                 """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt])
@@ -89,20 +105,22 @@ struct NotificationWriter: Sendable {
             let last = try range.optionalInt64("last")
         else { return (0, nil) }
         let count = try range.int("n")
+        // Floors are rare (a deleted post's notifications): most batches need no lookup of them.
+        let floors = try c.exists(
+            "SELECT 1 FROM recipients WHERE recipient > ? AND recipient <= ? AND head_floor > 0 LIMIT 1", [after, last])
         let skip =
             job.skipNotified
-            ? "AND NOT EXISTS (SELECT 1 FROM notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
-        let rows = try c.query(
+            ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
+        let recipients: [(key: Int64, seq: Int64)] = try c.integerPairs(
             """
-            INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at)
-            SELECT e.follower, \(Self.nextSeq("e.follower")), \(NotificationType.post.rawValue), ?1, ?4, NULL, NULL, ?5
+            INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
+            SELECT e.follower, \(Self.head("e.follower", floors: floors)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
+                NULL, NULL, ?5
             FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
             ORDER BY e.follower
             RETURNING recipient, seq
-            """, [job.owner, after, last, job.post, job.createdAt])
-        var recipients: [(key: Int64, seq: Int64)] = []
-        recipients.reserveCapacity(rows.count)
-        for r in rows { recipients.append((try r.int64("recipient"), try r.int64("seq"))) }
+            """, [job.owner, after, last, job.post, job.createdAt]
+        ).map { (key: $0.0, seq: $0.1) }
         if !recipients.isEmpty {
             let template = Graph.Notification(
                 id: "", seq: 0, type: NotificationType.post.name, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
@@ -115,13 +133,16 @@ struct NotificationWriter: Sendable {
         return (count, last)
     }
 
-    /// Deletes up to `limit` notifications about post `post`, raising each recipient's
-    /// `head_floor` to the largest seq deleted, so no seq is handed out twice, in `tx`.
+    /// Deletes up to `limit` notifications about post `post` (from both tables), raising each
+    /// recipient's `head_floor` to the largest seq deleted, so no seq is handed out twice, in `tx`.
     /// - Returns: how many were deleted.
     /// - Throws: `SQLiteError`.
     static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
         let rows = try tx.query(
-            "SELECT recipient, seq FROM notifications WHERE post = ? LIMIT ?", [post, limit])
+            """
+            SELECT recipient, seq FROM recent_notifications WHERE post = ?1
+            UNION ALL SELECT recipient, seq FROM notifications WHERE post = ?1 LIMIT ?2
+            """, [post, limit])
         var floors: [Int64: Int64] = [:]
         for r in rows {
             let recipient = try r.int64("recipient")
@@ -135,8 +156,9 @@ struct NotificationWriter: Sendable {
                 """, [recipient, seq])
         }
         for r in rows {
-            try tx.query(
-                "DELETE FROM notifications WHERE recipient = ? AND seq = ?", [try r.int64("recipient"), try r.int64("seq")])
+            let key: [any SQLBindable] = [try r.int64("recipient"), try r.int64("seq")]
+            try tx.query("DELETE FROM recent_notifications WHERE recipient = ? AND seq = ?", key)
+            try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq = ?", key)
         }
         return rows.count
     }
@@ -181,22 +203,18 @@ protocol NotificationStore: Sendable {
 struct SQLiteNotificationStore: NotificationStore {
     let database: Database
 
-    /// Rows of `notifications` with what a `Graph.Notification` needs: the actor's and post's
-    /// ids, and for a follow whether the recipient follows the actor (its follow state now).
+    /// Rows of both notification tables with what a `Graph.Notification` needs: the actor's and
+    /// post's ids, and for a follow whether the recipient follows the actor (its follow state now).
     static let select = """
         SELECT n.recipient, n.seq, n.type, n.detail, n.created_at, a.id AS actor_id, p.id AS post_id,
             p.thumbnail_url, CASE WHEN n.type = \(NotificationType.follow.rawValue) THEN EXISTS(
                 SELECT 1 FROM edges e WHERE e.follower = n.recipient AND e.followee = n.actor) END AS follows_actor
-        FROM notifications n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
+        FROM all_notifications n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
         """
 
     /// The head seq of `recipient`: its newest row, or the floor deletions left (0 when none).
     static func head(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
-        try c.scalar(
-            """
-            SELECT MAX(COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
-                COALESCE((SELECT head_floor FROM recipients WHERE recipient = ?1), 0))
-            """, [recipient]) ?? 0
+        try c.scalar("SELECT \(NotificationWriter.head("?1"))", [recipient]) ?? 0
     }
 
     static func readSeq(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
@@ -204,7 +222,12 @@ struct SQLiteNotificationStore: NotificationStore {
     }
 
     static func unreadCount(_ recipient: Int64, readSeq: Int64, on c: SQLiteConnection) throws -> Int {
-        Int(try c.scalar("SELECT COUNT(*) FROM notifications WHERE recipient = ? AND seq > ?", [recipient, readSeq]) ?? 0)
+        Int(
+            try c.scalar(
+                """
+                SELECT (SELECT COUNT(*) FROM notifications WHERE recipient = ?1 AND seq > ?2)
+                    + (SELECT COUNT(*) FROM recent_notifications WHERE recipient = ?1 AND seq > ?2)
+                """, [recipient, readSeq]) ?? 0)
     }
 
     /// Decodes rows selected with `select`.

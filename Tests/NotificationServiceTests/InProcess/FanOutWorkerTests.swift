@@ -171,4 +171,24 @@ struct FanOutWorkerTests {
         try await setup.expectEveryFanNotifiedOnce()
         for fan in setup.fans { #expect(try await setup.service.since(fan, after: 0).headSeq == 1) }
     }
+
+    /// A fan-out after a post's notifications were deleted goes on above the deleted seqs (the
+    /// floor), for the followers in every batch.
+    @Test func aFanOutAfterADeletionGoesOnAboveTheDeletedSeqs() async throws {
+        let setup = try await Setup(fans: 7)
+        defer { setup.service.stop() }
+        let worker = setup.service.app.jobs
+        try await setup.start("first")
+        while try await worker.step() {}
+        try await setup.service.database.write { tx in
+            try worker.purge(post: try Keys.existingPost("first", on: tx.connection)!, in: tx)
+        }
+        while try await worker.step() {}
+        #expect(try await setup.total("first") == 0)
+        try await setup.start("second")
+        while try await worker.step() {}
+        for fan in setup.fans {
+            #expect(try await setup.service.since(fan, after: 0).items.map(\.seq) == [2], "\(fan.username)")
+        }
+    }
 }

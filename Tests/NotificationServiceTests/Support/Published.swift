@@ -12,7 +12,7 @@ final class DeliveryRecorder: Sendable {
     var publisher: NotificationPublisher {
         let messages = self.messages
         return NotificationPublisher(sink: { build in
-            let built = build()
+            let built = build { _ in true }
             messages.withLock { $0 += built }
         })
     }
