@@ -95,7 +95,7 @@ final class StreamHub: Sendable {
     var count: Int { state.withLock { $0.count } }
 
     /// Sets what runs when a stream goes (`LiveNotifications.detach`).
-    func setOnRemove(_ body: @escaping @Sendable (Subscription) -> Void) { onRemove.withLock { $0 = body } }
+    func setOnRemove(_ body: @escaping @Sendable (Subscription) -> Void) { onRemove.set(body) }
 
     /// Registers a stream; `afterSeq` nil means live only (no backlog).
     /// Returns nil when the hub is stopping or full.
@@ -128,7 +128,7 @@ final class StreamHub: Sendable {
         }
         // Not inline: a stream closes itself when its buffer overflows, which happens while
         // `LiveNotifications` delivers to it under its lock, and `detach` takes that lock.
-        if removed, let onRemove = onRemove.withLock({ $0 }) { Task { onRemove(sub) } }
+        if removed, let onRemove = onRemove.get() { Task { onRemove(sub) } }
     }
 
     /// Closes the streams of `userId` (they resume with Last-Event-ID).

@@ -121,7 +121,7 @@ public final class Database: @unchecked Sendable {
 
     /// Sets where committed outbox events go (the service host's PUB socket loop).
     public func setPublisher(_ publish: @escaping @Sendable ([OutboxEvent]) -> Void) {
-        publisher.withLock { $0 = publish }
+        publisher.set(publish)
     }
 
     /// Runs `body` in a write transaction on the writer queue, possibly together with other
@@ -200,7 +200,7 @@ public final class Database: @unchecked Sendable {
                 for write in batch { write.resume(.failure(error)) }
                 continue
             }
-            if !events.isEmpty, let publish = publisher.withLock({ $0 }) { publish(events) }
+            if !events.isEmpty, let publish = publisher.get() { publish(events) }
             for action in afterCommit { action() }
             for (write, outcome) in zip(batch, outcomes) { write.resume(outcome) }
         }
