@@ -83,8 +83,11 @@ func main() async -> Int32 {
             return try await SmokeScenario.run(options)
         case "baseline":
             if options.nchan, let missing = NginxNchan.missing() { throw LoadTestError(missing) }
-            let engine = CurlEngine()
-            defer { engine.shutdown() }
+            let (engine, streams) = (CurlEngine(), CurlEngine())
+            defer {
+                engine.shutdown()
+                streams.shutdown()
+            }
             var report = RunReport(
                 scenario: "baseline", seed: options.seed, url: "inproc libzmq",
                 startedAt: RunReport.timestamp())
@@ -94,7 +97,8 @@ func main() async -> Int32 {
             ]
             var plots = PlotData()
             await Baselines.run(
-                &report, &plots, engine: engine, options: options, subscribers: options.streams, rate: options.rate,
+                &report, &plots, engine: engine, streams: streams, options: options, subscribers: options.streams,
+                rate: options.rate,
                 duration: options.duration, payloadBytes: options.payloadBytes ?? 400, fanout: false)
             report.durationS = options.duration
             report.peakRSSKB = ServiceMemory.peaks(pids: [:])
@@ -113,9 +117,12 @@ func main() async -> Int32 {
             if scenario != "setup" && options.baseline && options.nchan, let missing = NginxNchan.missing() {
                 throw LoadTestError(missing)
             }
-            let engine = CurlEngine()
-            defer { engine.shutdown() }
-            let api = GatewayAPI(engine: engine, baseURL: options.url)
+            let (engine, streams) = (CurlEngine(), CurlEngine())
+            defer {
+                engine.shutdown()
+                streams.shutdown()
+            }
+            let api = GatewayAPI(engine: engine, streams: streams, baseURL: options.url)
             let ready = await api.call("GET", "/healthz")
             guard ready.status == 200 else {
                 throw LoadTestError(

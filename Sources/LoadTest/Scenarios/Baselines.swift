@@ -8,7 +8,8 @@ enum Baselines {
     /// `report.baselineRatios`, and the plots' samples; a baseline that cannot run is a failure
     /// of the report, not an error.
     static func run(
-        _ report: inout RunReport, _ plots: inout PlotData, engine: CurlEngine, options: Options, subscribers: Int,
+        _ report: inout RunReport, _ plots: inout PlotData, engine: CurlEngine, streams: CurlEngine, options: Options,
+        subscribers: Int,
         rate: Double, duration: Double, payloadBytes: Int, fanout: Bool, messages: Int? = nil
     ) async {
         do {
@@ -24,7 +25,8 @@ enum Baselines {
             log("baseline: nginx + nchan, \(subscribers) SSE subscribers")
             do {
                 let (b, samples) = try await NchanBaseline.run(
-                    engine: engine, subscribers: subscribers, rate: rate, duration: duration, payloadBytes: payloadBytes,
+                    engine: engine, streams: streams, subscribers: subscribers, rate: rate, duration: duration,
+                    payloadBytes: payloadBytes,
                     fanout: fanout, seed: options.seed, messages: messages)
                 report.nchanBaseline = b
                 plots.nchan = samples

@@ -202,7 +202,7 @@ enum CelebrityScenario {
         }
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
-        api.engine.closeStreams()
+        api.streams.closeStreams()
         report.streamsClosedEarly = streams.closedEarly
         report.durationS = Clock.ms(from: t0, to: Clock.nowNs()) / 1000
         report.throughputPerSecond =
@@ -260,7 +260,7 @@ enum CelebrityScenario {
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
             await Baselines.run(
-                &report, &plots, engine: api.engine, options: options, subscribers: k,
+                &report, &plots, engine: api.engine, streams: api.streams, options: options, subscribers: k,
                 rate: 1 / max(options.postInterval, 0.001), duration: Double(options.posts) * options.postInterval,
                 payloadBytes: bytes, fanout: true, messages: options.posts)
         }

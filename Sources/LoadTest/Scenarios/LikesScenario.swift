@@ -134,7 +134,7 @@ enum LikesScenario {
         // A short extra wait so late duplicates have a chance to show up.
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
-        api.engine.closeStreams()
+        api.streams.closeStreams()
         report.streamsClosedEarly = streams.closedEarly
 
         var s = state.withLock { $0 }
@@ -222,7 +222,8 @@ enum LikesScenario {
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
             await Baselines.run(
-                &report, &plots, engine: api.engine, options: options, subscribers: k, rate: options.rate,
+                &report, &plots, engine: api.engine, streams: api.streams, options: options, subscribers: k,
+                rate: options.rate,
                 duration: options.duration, payloadBytes: bytes, fanout: false)
         }
         Checks.apply(&report)

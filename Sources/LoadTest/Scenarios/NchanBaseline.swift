@@ -26,12 +26,14 @@ enum NchanBaseline {
     }
 
     /// - Parameters:
+    ///   - engine: publishes; `streams`: the subscribers (two connection caches, as `GatewayAPI`).
     ///   - messages: how many messages (default rate × duration).
     /// - Returns: the report and its samples.
     /// - Throws: `LoadTestError` when nginx + nchan cannot start, or the subscribers do not all
     ///   open and hear a probe within 60 s.
     static func run(
-        engine: CurlEngine, subscribers k: Int, rate: Double, duration: Double, payloadBytes: Int, fanout: Bool,
+        engine: CurlEngine, streams: CurlEngine, subscribers k: Int, rate: Double, duration: Double, payloadBytes: Int,
+        fanout: Bool,
         seed: UInt64, messages: Int? = nil
     ) async throws -> (BaselineReport, [Sample]) {
         let k = max(1, k)
@@ -75,9 +77,9 @@ enum NchanBaseline {
                         if status == 0 { s.failed[0, default: 0] += 1 }
                     }
                 })
-            engine.openStream(HTTPRequest(method: "GET", url: "\(base)/sub/\(channel(i))", token: nil), handlers: handlers)
+            streams.openStream(HTTPRequest(method: "GET", url: "\(base)/sub/\(channel(i))", token: nil), handlers: handlers)
         }
-        defer { engine.closeStreams() }
+        defer { streams.closeStreams() }
         let openDeadline = Clock.nowNs() + 60_000_000_000
         while true {
             let (opened, failed) = state.withLock { ($0.opened, $0.failed) }

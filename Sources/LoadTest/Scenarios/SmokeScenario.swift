@@ -13,8 +13,11 @@ enum SmokeScenario {
         let cluster = Cluster()
         defer { cluster.stopAll() }
         try await cluster.start(["auth", "profile", "notification", "gateway"])
-        let engine = CurlEngine()
-        defer { engine.shutdown() }
+        let (engine, streams) = (CurlEngine(), CurlEngine())
+        defer {
+            engine.shutdown()
+            streams.shutdown()
+        }
         var options = base
         options.url = "http://127.0.0.1:\(cluster.gatewayPort)"
         options.users = 20
@@ -41,7 +44,7 @@ enum SmokeScenario {
                 cluster.endpoints[service.name]?["rpc"].map { ("\(service.envPrefix)_RPC_ENDPOINT", $0) }
             })
         let reportRoot = base.reportDir ?? "\(cluster.dataDirectory)/reports"
-        let api = GatewayAPI(engine: engine, baseURL: options.url)
+        let api = GatewayAPI(engine: engine, streams: streams, baseURL: options.url)
         let pids = cluster.processes.reduce(into: [String: Int32]()) { out, e in
             if let pid = e.value.pid { out[ServiceMemory.names[e.key] ?? e.key] = pid }
         }
