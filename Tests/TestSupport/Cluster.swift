@@ -10,6 +10,8 @@ public final class Cluster: @unchecked Sendable {
     /// Endpoints by service: `["auth": ["rpc": ..., "events": ...], "gateway": ["port": ...]]`.
     public private(set) var endpoints: [String: [String: String]] = [:]
     public let extraEnvironment: [String: String]
+    /// Commands services are started through, by service (see `ServiceProcess.launcher`).
+    public var launchers: [String: [String]] = [:]
 
     public init(dataDirectory: String = makeTemporaryDirectory(), extraEnvironment: [String: String] = [:]) {
         self.dataDirectory = dataDirectory
@@ -50,7 +52,8 @@ public final class Cluster: @unchecked Sendable {
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
         let process = ServiceProcess(
-            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory)
+            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory,
+            launcher: launchers[service] ?? [])
         let fields = try await process.start()
         processes[service] = process
         endpoints[service] = fields
