@@ -20,7 +20,9 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
-        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite"]),
+        // glibc's resolver state (resolv.h): HostLookup caps its DNS waits per thread.
+        .systemLibrary(name: "CResolv", providers: [.apt(["libc6-dev"])]),
+        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
         .executableTarget(name: "ProfileService", dependencies: ["Shared"]),

@@ -11,6 +11,8 @@ public final class Cluster: @unchecked Sendable {
     /// ...], "gateway": ["port": ...]]`.
     public private(set) var endpoints: [String: [String: String]] = [:]
     public let extraEnvironment: [String: String]
+    /// Commands services are started through, by service (see `ServiceProcess.launcher`).
+    public var launchers: [String: [String]] = [:]
 
     public init(dataDirectory: String = makeTemporaryDirectory(), extraEnvironment: [String: String] = [:]) {
         self.dataDirectory = dataDirectory
@@ -53,7 +55,8 @@ public final class Cluster: @unchecked Sendable {
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
         let process = ServiceProcess(
-            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory)
+            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory,
+            launcher: launchers[service] ?? [])
         let fields = try await process.start()
         processes[service] = process
         endpoints[service] = fields

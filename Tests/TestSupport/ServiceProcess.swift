@@ -17,6 +17,9 @@ public final class ServiceProcess: @unchecked Sendable {
     public let name: String
     public let environment: [String: String]
     public let logPath: String
+    /// A command the executable is started through (its path is appended as the last argument),
+    /// e.g. `TestDNSServer.launcher`; empty: started directly.
+    public let launcher: [String]
     private let lock = NSLock()
     private var process: Process?
 
@@ -37,10 +40,13 @@ public final class ServiceProcess: @unchecked Sendable {
     /// - Parameters:
     ///   - name: executable name, e.g. `AuthService`.
     ///   - environment: added to the test's own environment.
-    public init(_ name: String, environment: [String: String], logDirectory: String) {
+    ///   - launcher: see the property. The command must end by exec'ing the executable, so that
+    ///     `pid`, `stop()` and `kill()` reach the service itself.
+    public init(_ name: String, environment: [String: String], logDirectory: String, launcher: [String] = []) {
         self.name = name
         self.environment = environment
         self.logPath = "\(logDirectory)/\(name)-\(RandomID.make().prefix(6)).log"
+        self.launcher = launcher
     }
 
     /// Starts the process and waits (up to `timeout` seconds) for its ready line.
@@ -48,7 +54,13 @@ public final class ServiceProcess: @unchecked Sendable {
     /// - Throws: `TestSupportError` if it exits or does not get ready in time.
     public func start(timeout: Double = 60) async throws -> [String: String] {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "\(Self.productsDirectory)/\(name)")
+        let executable = "\(Self.productsDirectory)/\(name)"
+        if let command = launcher.first {
+            p.executableURL = URL(fileURLWithPath: command)
+            p.arguments = Array(launcher.dropFirst()) + [executable]
+        } else {
+            p.executableURL = URL(fileURLWithPath: executable)
+        }
         p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         p.standardOutput = out

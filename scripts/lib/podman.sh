@@ -52,3 +52,26 @@ podman_cannot_run() {
 podman_image_mb() {
     podman image inspect --format '{{.Size}}' "$1" | awk '{printf "%.0f", $1 / 1000000}'
 }
+
+# podman_pin_bridge_mac NETWORK [SECONDS]: waits (up to SECONDS, default 60) for NETWORK's bridge
+# to appear and gives it the MAC address it has, which stops the kernel from changing it. Run it in
+# the background while `up` or `start` brings the first container onto the network up.
+# Why: a Linux bridge with no address of its own takes the lowest MAC of its ports, so its MAC
+# changes whenever a container with a lower one joins; netavark 1.4 (Debian 12) leaves it so
+# (netavark 1.9 pins it itself: containers/netavark#833). A container that learned the old MAC for
+# the bridge's address, where aardvark-dns answers, gets no DNS answer until its ARP entry is
+# renewed: up to about a minute (deploy/README.md, "Podman"). The bridge goes away when the last
+# container on it stops, so a `start` after a `stop` needs it again.
+podman_pin_bridge_mac() {
+    local net="$1" end=$((SECONDS + ${2:-60})) iface=""
+    command -v ip >/dev/null 2>&1 || return 0
+    while [ "$SECONDS" -lt "$end" ]; do
+        [ -n "$iface" ] || iface="$(podman network inspect -f '{{.NetworkInterface}}' "$net" 2>/dev/null)"
+        if [ -n "$iface" ] && [ -e "/sys/class/net/$iface/address" ]; then
+            ip link set dev "$iface" address "$(cat "/sys/class/net/$iface/address")" && return 0
+        fi
+        sleep 0.02
+    done
+    return 1
+}
+

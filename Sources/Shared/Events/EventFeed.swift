@@ -95,14 +95,17 @@ final class EventFeed: Sendable {
         try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
         try security.configureClient(sub, producer.name)
         try sub.subscribe("")
-        try sub.connect(endpoint)
+        // Connects to the address of the endpoint's host, looked up off libzmq's I/O thread.
+        let wakeup = Wakeup()
+        let connector = try PeerConnector(
+            socket: sub, endpoint: endpoint, wakeup: wakeup, logger: logger.with(["peer": producer.name]))
         // The doorbell keeps at most one ring: rings while the loop is busy merge into one.
         let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let inbox = Locked<(items: [Item], events: Int)>(([], 0))
-        let box = SocketBox(sub)
+        let box = SocketBox(sub, connector)
         let thread = Thread { [self] in
-            let sub = box.take()
-            let poller = Poller([.socket(sub)])
+            let (sub, connector) = box.take()
+            let poller = Poller([.socket(sub), .socket(connector.monitor), .fd(wakeup.fd)])
             while !self.stopped.load(ordering: .acquiring) {
                 do {
                     if inbox.withLock({ $0.events }) >= Self.inboxLimit {
@@ -111,7 +114,10 @@ final class EventFeed: Sendable {
                         ring.yield()
                         continue
                     }
-                    let ready = try poller.poll(timeoutMs: 500)
+                    let lookupDue = connector.service(nowMs: Timestamp.nowMs())
+                    let ready = try poller.poll(timeoutMs: Int(min(500, lookupDue ?? 500)))
+                    if ready[2] { wakeup.drain() }
+                    if ready[1] { _ = try connector.receiveEvents() }
                     if !ready[0] {
                         ring.yield()  // idle tick: lets the loop retry a catch-up
                         continue
@@ -147,6 +153,7 @@ final class EventFeed: Sendable {
                 }
             }
             sub.close()
+            connector.close()
             ring.finish()
         }
         thread.name = "sub.\(producer.name)"
@@ -261,10 +268,10 @@ struct EventHeartbeat: Codable {
 
 private final class SocketBox: @unchecked Sendable {
     // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var socket: ZMQSocket?
-    init(_ socket: ZMQSocket) { self.socket = socket }
-    func take() -> ZMQSocket {
-        defer { socket = nil }
-        return socket!
+    private var sockets: (ZMQSocket, PeerConnector)?
+    init(_ socket: ZMQSocket, _ connector: PeerConnector) { sockets = (socket, connector) }
+    func take() -> (ZMQSocket, PeerConnector) {
+        defer { sockets = nil }
+        return sockets!
     }
 }

@@ -51,9 +51,20 @@ public final class RPCClient: Sendable {
     ///   - unsentRetryBudgetMs: see the property.
     ///   - defaultTimeoutMs: see the property (2 s: the gateway's per-request budget).
     /// - Throws: `ZMQError` when the socket cannot be created or the endpoint is invalid.
-    public init(
+    public convenience init(
         service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
         unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000
+    ) throws {
+        try self.init(
+            service: service, endpoint: endpoint, context: context, logger: logger, security: security,
+            unsentRetryBudgetMs: unsentRetryBudgetMs, defaultTimeoutMs: defaultTimeoutMs, resolver: HostLookup.resolve)
+    }
+
+    /// The same, with a stand-in for the host-name lookup (tests).
+    init(
+        service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
+        unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000,
+        resolver: @escaping @Sendable (String) -> HostLookup.Outcome
     ) throws {
         self.service = service
         self.endpoint = endpoint
@@ -67,12 +78,10 @@ public final class RPCClient: Sendable {
         try dealer.set(ZMQ_IMMEDIATE, 1)  // queue only to completed connections: EAGAIN means "down"
         try dealer.setHighWaterMarks(send: 100_000, receive: 100_000)
         try security.configureClient(dealer, service)
-        let monitorEndpoint = "inproc://rpc-monitor-\(RandomID.make())"
-        try dealer.monitor(monitorEndpoint, events: ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED)
-        let monitor = try ZMQSocket(context, .pair)
-        try monitor.connect(monitorEndpoint)
-        try dealer.connect(endpoint)
-        let box = ClientSockets(dealer: dealer, monitor: monitor)
+        // Connects to the address of the endpoint's host, looked up off libzmq's I/O thread.
+        let connector = try PeerConnector(
+            socket: dealer, endpoint: endpoint, wakeup: wakeup, logger: logger.with(["peer": service]), resolver: resolver)
+        let box = ClientSockets(dealer: dealer, connector: connector)
         let thread = Thread { [self] in self.loop(box.take()) }
         thread.name = "rpc.\(service)"
         thread.start()
@@ -155,9 +164,9 @@ public final class RPCClient: Sendable {
 
     // MARK: Socket thread
 
-    private func loop(_ sockets: (dealer: ZMQSocket, monitor: ZMQSocket)) {
-        let (dealer, monitor) = sockets
-        let poller = Poller([.socket(dealer), .socket(monitor), .fd(wakeup.fd)])
+    private func loop(_ sockets: (dealer: ZMQSocket, connector: PeerConnector)) {
+        let (dealer, connector) = sockets
+        let poller = Poller([.socket(dealer), .socket(connector.monitor), .fd(wakeup.fd)])
         var sent = Set<String>()
         do {
             while !stopped.load(ordering: .acquiring) {
@@ -171,7 +180,8 @@ public final class RPCClient: Sendable {
                     resolve(id, .timedOut)
                 }
                 let nearest = state.withLock { s in s.pending.values.map(\.deadline).min() }
-                let timeout = nearest.map { Int(max(1, min($0 - now, 1_000))) } ?? 1_000
+                let lookupDue = connector.service(nowMs: now)
+                let timeout = Int(max(1, min(nearest.map { $0 - now } ?? 1_000, lookupDue ?? 1_000, 1_000)))
                 let ready = try poller.poll(timeoutMs: timeout)
                 if ready[2] { wakeup.drain() }
                 let queue = state.withLock { s -> [(id: String, bytes: [UInt8], deadline: Int64)] in
@@ -194,9 +204,7 @@ public final class RPCClient: Sendable {
                     }
                 }
                 if ready[1] {
-                    while let event = try monitor.receive(dontWait: true) {
-                        guard let first = event.first, first.count >= 2 else { continue }
-                        let code = Int32(first[0]) | (Int32(first[1]) << 8)
+                    for code in try connector.receiveEvents() {
                         if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
                             connected.store(true, ordering: .releasing)
                         } else if code == ZMQ_EVENT_DISCONNECTED {
@@ -216,16 +224,16 @@ public final class RPCClient: Sendable {
         let remaining = state.withLock { s -> [String] in Array(s.pending.keys) }
         for id in remaining { resolve(id, .disconnected) }
         dealer.close()
-        monitor.close()
+        connector.close()
     }
 }
 
 /// Moves the client's sockets to their thread.
 private final class ClientSockets: @unchecked Sendable {
     // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var sockets: (dealer: ZMQSocket, monitor: ZMQSocket)?
-    init(dealer: ZMQSocket, monitor: ZMQSocket) { sockets = (dealer, monitor) }
-    func take() -> (dealer: ZMQSocket, monitor: ZMQSocket) {
+    private var sockets: (dealer: ZMQSocket, connector: PeerConnector)?
+    init(dealer: ZMQSocket, connector: PeerConnector) { sockets = (dealer, connector) }
+    func take() -> (dealer: ZMQSocket, connector: PeerConnector) {
         defer { sockets = nil }
         return sockets!
     }

@@ -13,16 +13,29 @@ final class ProcessHarness: @unchecked Sendable {
     let cluster: Cluster
     private(set) var client: RPCClient
 
-    /// - Parameter answersLookups: false: the service knows users only from auth's events.
-    init(answersLookups: Bool = true) async throws {
+    /// - Parameters:
+    ///   - answersLookups: false: the service knows users only from auth's events.
+    ///   - dns: the service reaches the producers by name (`insta-auth`, `insta-profile`, as
+    ///     containers do) and looks the names up on this server.
+    init(answersLookups: Bool = true, dns: TestDNSServer? = nil) async throws {
         let directory = makeTemporaryDirectory("notification-process")
         auth = try FakeAuth(context: context, directory: directory, answersLookups: answersLookups)
         profile = try FakeProducer(name: "profile", context: context, directory: directory)
         try auth.start()
         try profile.start()
-        cluster = Cluster(
-            dataDirectory: directory,
-            extraEnvironment: auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 })
+        var environment = auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 }
+        if let dns {
+            for (key, value) in environment {
+                let host = key.hasPrefix("AUTH_") ? "insta-auth" : "insta-profile"
+                environment[key] = value.replacingOccurrences(of: "tcp://127.0.0.1:", with: "tcp://\(host):")
+            }
+            dns.add("insta-auth", address: "127.0.0.1")
+            dns.add("insta-profile", address: "127.0.0.1")
+        }
+        cluster = Cluster(dataDirectory: directory, extraEnvironment: environment)
+        if let dns {
+            cluster.launchers["notification"] = TestDNSServer.launcher(resolvConf: try dns.resolvConf(in: directory))
+        }
         try await cluster.start("notification")
         client = try cluster.client("notification", context: context)
         try await waitUntilReachable(client, timeoutMs: 60_000)
@@ -40,12 +53,23 @@ final class ProcessHarness: @unchecked Sendable {
         cluster.stop("notification")
     }
 
+    /// Kills it (SIGKILL, a crash) and waits for it to exit.
+    func killService() {
+        cluster.kill("notification")
+    }
+
     /// Starts it again on the same ports and data directory.
     func startService() async throws {
+        try await launchService()
+        try await waitUntilReachable(client, timeoutMs: 60_000)
+    }
+
+    /// Starts it again and returns once it printed its ready line (its sockets are bound), with a
+    /// new `client`, without waiting for it to answer.
+    func launchService() async throws {
         client.shutdown()
         try await cluster.start("notification")
         client = try cluster.client("notification", context: context)
-        try await waitUntilReachable(client, timeoutMs: 60_000)
     }
 
     func shutdown() {
@@ -59,13 +83,19 @@ final class ProcessHarness: @unchecked Sendable {
 
     /// Waits until the service applied every event `producer` has written (its subscriber's
     /// `delivered` counter, from `ops.ping`, reaches the producer's head). The counter starts
-    /// at 0 with each process, so `since` is what it had applied before this run.
-    func waitForEvents(of producer: FakeProducer, since applied: Int64 = 0) async throws {
+    /// at 0 with each process, so `since` is what it had applied before this run. Each ping has
+    /// a 2 s deadline (a service that does not answer counts as "not yet"), so `seconds` bounds
+    /// the wait.
+    func waitForEvents(of producer: FakeProducer, since applied: Int64 = 0, seconds: Double = 60) async throws {
         let head = producer.database.currentHead()
         let key = "subscriber.\(producer.name).delivered"
-        try await waitUntil("\(producer.name) events through \(head) applied") {
-            let ping = try await client.call(Ops.Ping.self, Empty())
-            return applied + ping.counters[key, default: 0] >= head
+        try await waitUntil("\(producer.name) events through \(head) applied", seconds: seconds) {
+            do {
+                let ping = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 2_000)
+                return applied + ping.counters[key, default: 0] >= head
+            } catch let error as ServiceError where error.status == 503 || error.status == 504 {
+                return false
+            }
         }
     }
 
