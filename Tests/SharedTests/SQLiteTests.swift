@@ -52,6 +52,18 @@ struct SQLiteTests {
         #expect(throws: RowError.self) { try filled.int64("a") }  // TEXT is not an integer
     }
 
+    /// `queryOne`, `scalar` and `exists` stop at the first row: the second row of this
+    /// statement fails (an integer overflow in `abs`), so reading it at all would throw.
+    @Test func firstRowReadsStopAtTheFirstRow() throws {
+        let c = try SQLiteConnection(path: temporaryPath())
+        let sql =
+            "SELECT CASE WHEN x = 1 THEN 7 ELSE abs(-9223372036854775807 - 1) END AS v FROM (SELECT 1 AS x UNION ALL SELECT 2)"
+        #expect(try c.exists(sql))
+        #expect(try c.scalar(sql) == 7)
+        #expect(try c.queryOne(sql)?.int64("v") == 7)
+        #expect(throws: SQLiteError.self) { try c.query(sql) }
+    }
+
     @Test func errorsKeepCodeMessageAndSQL() throws {
         let c = try SQLiteConnection(path: temporaryPath())
         try c.execute("CREATE TABLE u(name TEXT UNIQUE)")

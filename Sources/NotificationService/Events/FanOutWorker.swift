@@ -87,7 +87,8 @@ final class FanOutWorker: Service {
 
     /// Whether `owner` has `notifyPosts` followers after key `after`.
     static func hasFollowers(of owner: Int64, after: Int64, on c: SQLiteConnection) throws -> Bool {
-        try c.exists("SELECT 1 FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ?", [owner, after])
+        try c.exists(
+            "SELECT 1 FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ? LIMIT 1", [owner, after])
     }
 
     private func wakeOnCommit(_ tx: Transaction) {

@@ -5,7 +5,10 @@ import Shared
 /// 10,000), one pass over the rows present when it starts, in (recipient, seq) order, `batch`
 /// rows per transaction (`NOTIFICATION_MERGE_BATCH`, default 5,000), yielding between them so
 /// requests, events and fan-outs go on. Rows written meanwhile wait for the next pass, so
-/// several fan-outs reach each recipient's pages of the big table in one write.
+/// several fan-outs reach each recipient's pages of the big table in one write. A pass stops
+/// while a fan-out or purge job is pending (`fanout_jobs`, `purge_jobs`) and the next pass
+/// takes the rest: merging beside a large fan-out doubled the writes it waits on (a
+/// 1,000,000-follower fan-out took 11.7 s with a 470,000-row merge interleaved).
 ///
 /// Readers see both tables (`all_notifications`), and a row is deleted from the recent table
 /// in the transaction that copies it, so a read never misses or doubles one.
@@ -61,11 +64,16 @@ final class RecentMerger: Service {
         return moved
     }
 
-    /// Moves up to `batch` rows after `after` and not after `last`, in one transaction.
-    /// - Returns: how many, and the last (recipient, seq) moved (nil: none was left).
+    /// Moves up to `batch` rows after `after` and not after `last`, in one transaction; none
+    /// while a fan-out or purge job is pending.
+    /// - Returns: how many, and the last (recipient, seq) moved (nil: none was left, or a job
+    ///   is pending).
     func step(after: (Int64, Int64), upTo last: (Int64, Int64)) async throws -> (Int, (Int64, Int64)?) {
         let batch = self.batch
         return try await database.write { tx in
+            if try tx.connection.exists("SELECT 1 FROM fanout_jobs UNION ALL SELECT 1 FROM purge_jobs") {
+                return (0, nil)
+            }
             let keys = try tx.connection.integerPairs(
                 """
                 SELECT recipient, seq FROM recent_notifications

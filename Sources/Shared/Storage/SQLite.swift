@@ -167,6 +167,16 @@ public final class SQLiteConnection {
     /// - Throws: `SQLiteError` with the SQL.
     @discardableResult
     public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
+        try rows(sql, params, limit: .max)
+    }
+
+    /// At most `limit` rows of the statement: stepping stops there, so the first row of a large
+    /// result costs one row (`queryOne`, `scalar` and `exists` read that way; reading them all
+    /// made a fan-out's "any followers left?" read every remaining follower, quadratic in a
+    /// 1,000,000-follower fan-out). Changes of a statement with RETURNING are all made at the
+    /// first step (SQLite's RETURNING documentation), so stopping early never skips a change.
+    /// - Throws: `SQLiteError` with the SQL.
+    private func rows(_ sql: String, _ params: [any SQLBindable], limit: Int) throws -> [Row] {
         let (stmt, names) = try prepared(sql, params)
         defer {
             sqlite3_reset(stmt)
@@ -174,7 +184,7 @@ public final class SQLiteConnection {
         }
         var rows: [Row] = []
         let columns = sqlite3_column_count(stmt)
-        while true {
+        while rows.count < limit {
             let rc = sqlite3_step(stmt)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw error(rc, sql) }
@@ -206,7 +216,7 @@ public final class SQLiteConnection {
 
     /// The first row, or nil.
     public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> Row? {
-        try query(sql, params).first
+        try rows(sql, params, limit: 1).first
     }
 
     /// Every row decoded as `T`.
@@ -218,21 +228,21 @@ public final class SQLiteConnection {
     /// The first row decoded as `T`, or nil.
     /// - Throws: `SQLiteError`, or `RowError` from `T.init(row:)`.
     public func queryOne<T: RowDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> T? {
-        try query(sql, params).first.map(T.init(row:))
+        try rows(sql, params, limit: 1).first.map(T.init(row:))
     }
 
     /// The first column of the first row as an integer (`COUNT(*)`, `MAX(seq)`), or nil when
     /// there is no row or the value is NULL.
     /// - Throws: `SQLiteError`, or `RowError` when the value is not an integer.
     public func scalar(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int64? {
-        guard let row = try query(sql, params).first, let column = row.columns.names.first else { return nil }
+        guard let row = try rows(sql, params, limit: 1).first, let column = row.columns.names.first else { return nil }
         return try row.optionalInt64(column)
     }
 
     /// Whether the statement returns at least one row (`SELECT 1 ... LIMIT 1`).
     /// - Throws: `SQLiteError`.
     public func exists(_ sql: String, _ params: [any SQLBindable] = []) throws -> Bool {
-        try !query(sql, params).isEmpty
+        try !rows(sql, params, limit: 1).isEmpty
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.

@@ -81,6 +81,17 @@ struct RecentAndRetentionTests {
         #expect(try await store.since(recipientId: "u-owner", afterSeq: 9, limit: 10).items.map(\.seq) == [10, 11])
     }
 
+    @Test func theMergerWaitsWhileAFanOutOrPurgeJobIsPending() async throws {
+        for i in 0..<5 { try await like("u-\(i)", "u-owner", post: "p") }
+        let merger = RecentMerger(database: database, intervalMs: 1_000, batch: 2, logger: InProcessService.logger)
+        try await database.write { tx in _ = try tx.query("INSERT INTO purge_jobs(post) VALUES (12345)") }
+        #expect(try await merger.pass() == 0)
+        #expect(try await counts() == (5, 0))
+        try await database.write { tx in _ = try tx.query("DELETE FROM purge_jobs") }
+        #expect(try await merger.pass() == 5)
+        #expect(try await counts() == (0, 5))
+    }
+
     @Test func deletingAPostReachesBothTables() async throws {
         for i in 0..<6 { try await like("u-\(i)", "u-owner", post: i % 2 == 0 ? "gone" : "kept") }
         let merger = RecentMerger(database: database, intervalMs: 1_000, batch: 4, logger: InProcessService.logger)
