@@ -88,6 +88,15 @@ final class RecentMerger: Service {
                 SELECT recipient, seq, type, actor, post, once, detail, created_at FROM recent_notifications
                 WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) ORDER BY recipient, seq
                 """, range)
+            // Each recipient's newest merged seq, so the next seq never has to be looked up in
+            // the big table (`NotificationWriter.head`).
+            try tx.query(
+                """
+                INSERT INTO recipients(recipient, merged_head)
+                SELECT recipient, MAX(seq) FROM recent_notifications
+                WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) GROUP BY recipient
+                ON CONFLICT(recipient) DO UPDATE SET merged_head = MAX(merged_head, excluded.merged_head)
+                """, range)
             try tx.query(
                 "DELETE FROM recent_notifications WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4)",
                 range)

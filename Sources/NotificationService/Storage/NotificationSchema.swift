@@ -14,8 +14,8 @@ import Shared
 ///   the edge, so they always equal the number of edges.
 /// - `notifications`: keyed by (recipient, seq), clustered (`WITHOUT ROWID`): a recipient's
 ///   notifications are neighbours, so a page or a head is one index range. `seq` increases
-///   strictly per recipient and is never reused: the next is one above the larger of the
-///   recipient's newest row and `recipients.head_floor`. `type`: 1 like, 2 follow, 3 comment,
+///   strictly per recipient and is never reused: the next is one above the largest of the
+///   recipient's newest recent row, `recipients.merged_head` and `recipients.head_floor`. `type`: 1 like, 2 follow, 3 comment,
 ///   4 tag, 5 post. `once` is the object of an action that must not notify twice (the post of
 ///   a like or tag, a hash of the comment id, 0 for a follow; API.md: "repeating an action does
 ///   not make a second notification"), unique with (recipient, actor, type) where set; NULL
@@ -30,8 +30,10 @@ import Shared
 ///   and `RecentMerger` moves them into `notifications` in the background, in recipient order,
 ///   many fan-outs' rows together (one write per page for all of them). Every read is over
 ///   both (`all_notifications`); dedup keys are checked in both.
-/// - `recipients`: per-recipient read mark and `head_floor`, the highest seq ever deleted by a
-///   post's deletion (so a seq is not handed out twice when the newest rows go).
+/// - `recipients`: per-recipient read mark, `head_floor`, the highest seq ever deleted by a
+///   post's deletion (so a seq is not handed out twice when the newest rows go), and
+///   `merged_head`, the highest seq ever merged into `notifications` (so the next seq is
+///   found without a seek into the big table).
 /// - `fanout_jobs`: new posts whose fan-out to `notifyPosts` followers is under way, with the
 ///   last follower key reached (`skip_notified`: a job carried over from the id-ordered
 ///   schema, which skips followers it already reached); `purge_jobs`: deleted posts whose notifications are being
@@ -241,6 +243,16 @@ enum NotificationSchema {
                     WHERE once IS NOT NULL;
                 CREATE VIEW all_notifications AS
                     SELECT * FROM notifications UNION ALL SELECT * FROM recent_notifications;
+                """),
+            // The newest seq merged into the big table, per recipient (`RecentMerger` keeps it),
+            // so a new row's seq needs no seek into the big table (`NotificationWriter.head`).
+            Migration(
+                "notification.8-merged-head",
+                """
+                ALTER TABLE recipients ADD COLUMN merged_head INTEGER NOT NULL DEFAULT 0;
+                INSERT INTO recipients(recipient, merged_head)
+                    SELECT recipient, MAX(seq) FROM notifications WHERE true GROUP BY recipient
+                    ON CONFLICT(recipient) DO UPDATE SET merged_head = excluded.merged_head;
                 """),
         ]
 }

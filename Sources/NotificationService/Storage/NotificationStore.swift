@@ -21,20 +21,22 @@ struct NotificationWriter: Sendable {
     let delivery: NotificationPublisher
 
     /// The next seq of `recipient` as an SQL expression over a column or parameter named by
-    /// `recipient`: one above the largest of the newest row in either table and the floor left
-    /// by deletions.
+    /// `recipient`: one above the largest of the newest row in the recent table, the newest
+    /// ever merged into the big one and the floor left by deletions.
     static func nextSeq(_ recipient: String) -> String {
         "\(head(recipient)) + 1"
     }
 
-    /// The head seq of `recipient` as an SQL expression (see `nextSeq`): three index seeks, or
-    /// two when the caller knows no recipient concerned has a floor (`floors: false`).
-    static func head(_ recipient: String, floors: Bool = true) -> String {
-        let floor = floors ? "COALESCE((SELECT f.head_floor FROM recipients f WHERE f.recipient = \(recipient)), 0)" : "0"
-        return """
-            MAX(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
-                COALESCE((SELECT MAX(o.seq) FROM notifications o WHERE o.recipient = \(recipient)), 0), \(floor))
-            """
+    /// The head seq of `recipient` as an SQL expression (see `nextSeq`): two index seeks, one
+    /// into the small recent table and one into `recipients` (`merged_head`, `head_floor`),
+    /// never into the big table: the newest merged row of each of a fan-out's 100,000
+    /// recipients sits on a different page of it, and reading those was most of a fan-out's
+    /// time on a database of millions of notifications.
+    static func head(_ recipient: String) -> String {
+        """
+        MAX(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
+            COALESCE((SELECT MAX(f.merged_head, f.head_floor) FROM recipients f WHERE f.recipient = \(recipient)), 0))
+        """
     }
 
     /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
@@ -105,16 +107,13 @@ struct NotificationWriter: Sendable {
             let last = try range.optionalInt64("last")
         else { return (0, nil) }
         let count = try range.int("n")
-        // Floors are rare (a deleted post's notifications): most batches need no lookup of them.
-        let floors = try c.exists(
-            "SELECT 1 FROM recipients WHERE recipient > ? AND recipient <= ? AND head_floor > 0 LIMIT 1", [after, last])
         let skip =
             job.skipNotified
             ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
         let recipients: [(key: Int64, seq: Int64)] = try c.integerPairs(
             """
             INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-            SELECT e.follower, \(Self.head("e.follower", floors: floors)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
+            SELECT e.follower, \(Self.head("e.follower")) + 1, \(NotificationType.post.rawValue), ?1, ?4,
                 NULL, NULL, ?5
             FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
             ORDER BY e.follower
