@@ -20,6 +20,12 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libvips's headers include glib's, outside the default include path. pkg-config finds them through
+        // glib-2.0 (clean flags); vips.pc would add `-pthread` (from OpenEXR), which SwiftPM refuses with a warning.
+        .systemLibrary(name: "CVips", pkgConfig: "glib-2.0", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         .target(name: "Shared", dependencies: ["CZMQ", "CSQLite"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
