@@ -40,6 +40,7 @@ let package = Package(
         .testTarget(name: "NotificationServiceTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "ProfileServiceTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Shared", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips"]),
     ],
     swiftLanguageModes: [.v6]
 )
