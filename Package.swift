@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
         .executableTarget(name: "ProfileService", dependencies: ["Shared"]),
         .executableTarget(name: "Gateway", dependencies: ["Shared", "CMicroHTTPD"]),
-        .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport"]),
+        .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport", "Media"]),
         .executableTarget(name: "LoadTest", dependencies: ["Shared", "TestSupport", "CZMQ", "CCurl"]),
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
