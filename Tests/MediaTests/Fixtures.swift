@@ -102,7 +102,7 @@ enum Fixtures {
         </rdf:Seq></dc:creator></rdf:Description></rdf:RDF></x:xmpmeta>
         """
 
-    private static func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
+    static func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
         let length = payload.count + 2
         return [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
     }

@@ -167,6 +167,26 @@ struct PhotoTests {
         try MetadataCheck.expectClean(media.variant(.original)!.bytes, "cmyk original")
     }
 
+    /// An embedded ICC profile that does not parse falls back to libvips's own conversion; a greyscale
+    /// 16-bit PNG comes out as 8-bit sRGB.
+    @Test func unusualColourInputs() throws {
+        let rgb = try Fixtures.image(Fixtures.busy(width: 64, height: 48), width: 64, height: 48)
+        let jpeg = try rgb.jpeg(quality: 90)
+        // An APP2 ICC_PROFILE segment (ICC.1:2010 Annex B.4), chunk 1 of 1, holding 200 bytes of nonsense.
+        let app2 = Fixtures.segment(0xE2, Array("ICC_PROFILE".utf8) + [0, 1, 1] + [UInt8](repeating: 0x5A, count: 200))
+        let badProfile = [0xFF, 0xD8] + app2 + jpeg.dropFirst(2)
+        #expect(try Fixtures.load(badProfile).hasField("icc-profile-data"))
+        let media = try processor.process(badProfile)
+        #expect(media.width == 64)
+        try MetadataCheck.expectClean(media.variant(.original)!.bytes, "bad profile original")
+
+        let grey16 = try rgb.apply("colourspace") { shim_vips_colourspace($0, $1, VIPS_INTERPRETATION_GREY16) }
+        let png = try Fixtures.png(grey16)
+        #expect(try Fixtures.load(png).bands == 1)
+        let out = try Fixtures.load(try processor.process(png).variant(.original)!.bytes)
+        #expect(out.bands == 3 && out.format == VIPS_FORMAT_UCHAR)
+    }
+
     /// A JPEG cut off part-way through its image data: the header parses, the pixels do not.
     @Test func truncatedJPEGIsRefused() throws {
         let whole = try Fixtures.jpeg(Fixtures.busy(width: 800, height: 600), width: 800, height: 600)

@@ -64,15 +64,15 @@ enum PhotoPipeline {
     ///   corrupt data), ``MediaError/processingFailed(operation:message:)`` for other libvips failures.
     static func decode(_ loaded: VipsImageRef, type: MediaType) throws(MediaError) -> Decoded {
         var image = loaded
-        if image.hasField("icc-profile-data"),
-            let converted = try? image.apply("vips_icc_transform", { shim_vips_icc_transform_embedded_to_srgb($0, $1) })
-        {
-            image = converted
-        } else {
-            _ = Vips.takeError()
-            if image.interpretation != VIPS_INTERPRETATION_sRGB || image.format != VIPS_FORMAT_UCHAR {
-                image = try image.apply("vips_colourspace") { shim_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
-            }
+        var profiled: VipsImageRef?
+        if image.hasField("icc-profile-data") {
+            // An unusable profile (libvips's error is taken and dropped by `apply`) falls back to the below.
+            profiled = try? image.apply("vips_icc_transform") { shim_vips_icc_transform_embedded_to_srgb($0, $1) }
+        }
+        if let profiled {
+            image = profiled
+        } else if image.interpretation != VIPS_INTERPRETATION_sRGB || image.format != VIPS_FORMAT_UCHAR {
+            image = try image.apply("vips_colourspace") { shim_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
         }
         if image.hasAlpha {
             image = try image.apply("vips_flatten") { shim_vips_flatten($0, $1, 255) }
