@@ -34,8 +34,11 @@ public struct MediaID: Hashable, Sendable, Codable, CustomStringConvertible {
         self.hex = String(decoding: text, as: UTF8.self)
     }
 
+    /// The 64 hex digits.
     public var description: String { hex }
 
+    /// Decodes from a JSON string of 64 lowercase hex digits.
+    /// - Throws: `DecodingError.dataCorrupted` for anything else.
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let id = MediaID(text) else {
@@ -44,6 +47,7 @@ public struct MediaID: Hashable, Sendable, Codable, CustomStringConvertible {
         self = id
     }
 
+    /// Encodes as a JSON string of 64 hex digits.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(hex)

@@ -1,13 +1,18 @@
 /// Photo or video: the `kind` field of API.md's `Media` shape.
 public enum MediaKind: String, Sendable, Codable, CaseIterable {
+    /// A still image: JPEG, PNG, WebP or HEIC upload, stored as JPEG variants.
     case photo
+    /// An MP4 or QuickTime upload, stored as uploaded with a poster frame.
     case video
 }
 
 /// An accepted upload type, as sniffed from the bytes (never from a `Content-Type` header or a file name).
 public enum MediaType: String, Sendable, Codable, CaseIterable {
+    /// JPEG (ITU T.81 / JFIF, EXIF).
     case jpeg
+    /// PNG (RFC 2083).
     case png
+    /// WebP, lossy or lossless (RFC 9649); an animated one is read as its first frame.
     case webp
     /// HEIC, and HEIF stills in general (ISO/IEC 23008-12): the iPhone's camera default.
     case heic

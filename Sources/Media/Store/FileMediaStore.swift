@@ -43,6 +43,7 @@ public struct FileMediaStore: MediaStore {
 
     // MARK: MediaStore
 
+    /// Writes each variant once (temporary file, fsync, link), then flushes the directory; see ``MediaStore/put(_:)``.
     public func put(_ media: ProcessedMedia) throws(MediaError) {
         let directory = directory(of: media.id)
         try Self.makeDirectories(directory)
@@ -67,6 +68,7 @@ public struct FileMediaStore: MediaStore {
         if published { try Self.syncDirectory(directory) }
     }
 
+    /// Opens `<variant>.<ext>` read-only; see ``MediaStore/open(_:_:)``.
     public func open(_ id: MediaID, _ variant: MediaVariant) throws(MediaError) -> MediaFile? {
         let directory = directory(of: id)
         for type in Self.candidateTypes(for: variant) {
@@ -88,6 +90,7 @@ public struct FileMediaStore: MediaStore {
         return nil
     }
 
+    /// The published variant files in the media's directory; see ``MediaStore/variants(of:)``.
     public func variants(of id: MediaID) throws(MediaError) -> [MediaVariant] {
         try Self.entries(of: directory(of: id)).compactMap { name in
             guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return nil }
@@ -95,6 +98,7 @@ public struct FileMediaStore: MediaStore {
         }
     }
 
+    /// Unlinks every file in the media's directory, then the directory; see ``MediaStore/delete(_:)``.
     public func delete(_ id: MediaID) throws(MediaError) {
         let directory = directory(of: id)
         for name in try Self.entries(of: directory) where unlink("\(directory)/\(name)") != 0 && errno != ENOENT {

@@ -47,7 +47,8 @@ enum PhotoPipeline {
         let image = VipsImageRef(taking: out)
         let (width, height) = (image.width, image.height)
         guard width > 0, height > 0 else { throw .unsupportedMedia(reason: "the \(type.rawValue) has no pixels") }
-        if width.multipliedReportingOverflow(by: height).partialValue > maxPixels || width > maxPixels || height > maxPixels {
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        if overflow || pixels > maxPixels {
             throw .imageTooLarge(width: width, height: height, limitPixels: maxPixels)
         }
         return image
