@@ -113,7 +113,7 @@ enum MediaBenchmark {
                     format: "  peak RSS: library (this process, so far) %.0f MB; vips CLI (largest process) %.0f MB",
                     peakRSSMB(), Double(cliPeakKB[label] ?? 0) / 1024))
         }
-        print(String(format: "(this process held %.0f MB before processing: Swift, Foundation and libvips's libraries)", floorMB))
+        print(String(format: "(this process held %.0f MB before processing: its libraries and the samples in memory)", floorMB))
     }
 
     // MARK: Inputs
