@@ -220,8 +220,8 @@ struct PhotoTests {
         #expect(MediaError.imageTooLarge(width: 1, height: 1, limitPixels: 0).code == "image_too_large")
     }
 
-    /// The limit is on pixels, not on either side: 8,000 × 7,000 (56 MP) is refused, a long thin image of
-    /// 20,000 × 2,000 (40 MP) is not (it is checked against a lowered limit to stay fast).
+    /// The limit is on the pixel count: 8,000 × 7,000 (56 MP) is refused from its header; with the limit
+    /// lowered to 10,000 pixels (to stay fast), 100 × 100 passes and 101 × 100 is refused.
     @Test func pixelLimitFromHeader() throws {
         #expect(throws: MediaError.imageTooLarge(width: 8_000, height: 7_000, limitPixels: 50_000_000)) {
             _ = try processor.process(Fixtures.pngHeaderBomb(width: 8_000, height: 7_000))
@@ -231,6 +231,25 @@ struct PhotoTests {
         let over = try Fixtures.jpeg(Fixtures.busy(width: 101, height: 100), width: 101, height: 100)
         #expect(try small.process(fits).width == 100)
         #expect(throws: MediaError.imageTooLarge(width: 101, height: 100, limitPixels: 10_000)) { _ = try small.process(over) }
+    }
+
+    /// libvips is used from several threads at once (as ProfileService's workers will): each result is
+    /// the one the same upload gives alone.
+    @Test func concurrentProcessing() async throws {
+        let uploads = try (0..<6).map { i in
+            try Fixtures.jpeg(Fixtures.busy(width: 300 + 40 * i, height: 200, seed: UInt64(i)), width: 300 + 40 * i, height: 200)
+        }
+        let alone = try uploads.map { try processor.process($0).variants.map(\.bytes) }
+        let shared = processor
+        let together = try await withThrowingTaskGroup(of: (Int, [[UInt8]]).self) { group in
+            for (i, upload) in uploads.enumerated() {
+                group.addTask { (i, try shared.process(upload).variants.map(\.bytes)) }
+            }
+            var out = [[[UInt8]]](repeating: [], count: uploads.count)
+            for try await (i, variants) in group { out[i] = variants }
+            return out
+        }
+        #expect(together == alone)
     }
 
     /// Peak resident set size of this process so far (`getrusage`, Linux reports kilobytes).
