@@ -1,1 +1,5 @@
-await AuthServiceApp.run()
+import Foundation
+import Shared
+
+// AuthService: accounts, argon2id password hashes, sessions (see `Auth` in Shared).
+exit(await ServiceRunner.run(AuthApp.self))

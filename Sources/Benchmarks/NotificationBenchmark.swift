@@ -11,7 +11,7 @@ import TestSupport
 /// notifications written per second (from a burst of `profile.post.liked` events), and the time
 /// to fan one post out to `--small` (10,000) and `--followers` (100,000) followers with
 /// notifyPosts, measured from the `profile.post.created` commit to the last
-/// `notify.created` received on the service's PUB socket, with the worst latency of a
+/// notification received on the service's delivery socket (subscribed to every recipient), with the worst latency of a
 /// `graph.header` request answered meanwhile.
 enum NotificationBenchmark {
     /// Prints one line unbuffered (so figures show at once, also through a pipe).
@@ -109,20 +109,24 @@ enum NotificationBenchmark {
             Graph.Header.self, .init(viewerId: starBig.id, username: starBig.username))
         say("star.big followers:      \(header.followers)")
 
-        // Count notify.created from now on.
-        let replay = try await client.call(Ops.Replay.self, .init(after: 0, limit: 0))
+        // Count delivered notifications from now on: one subscriber to every recipient's topic
+        // (a gateway subscribes only to its streams' recipients; this is the whole delivery).
         let received = Counter(0)
-        let notificationEndpoints = cluster.endpoints["notification"]!
-        let subscriber = EventSubscriber(
-            producer: "notification", eventsEndpoint: notificationEndpoints["events"]!, context: context,
-            replay: client,
-            logger: Logger(service: "bench", minimum: .error), startAfter: { replay.head },
-            deliver: { event in
-                if event.header.type == Graph.NotificationCreated.type {
-                    received.value.add(1, ordering: .relaxed)
+        let welcomed = Counter(0)
+        let subscriber = TopicSubscriber(
+            name: "bench.delivery", context: context, endpoints: [cluster.endpoints["notification"]!["delivery"]!],
+            service: "notification", logger: Logger(service: "bench", minimum: .error)
+        ) { items in
+            for item in items {
+                switch item {
+                case .message: received.value.add(1, ordering: .relaxed)
+                case .welcome: welcomed.value.store(1, ordering: .relaxed)
                 }
-            })
+            }
+        }
+        subscriber.subscribe(Array("n".utf8))
         let subscription = Task { try await subscriber.run() }
+        while welcomed.value.load(ordering: .relaxed) == 0 { try await Task.sleep(for: .milliseconds(10)) }
         defer { subscription.cancel() }
         func waitFor(_ target: Int) async throws -> Date {
             let deadline = Date().addingTimeInterval(600)
@@ -188,7 +192,7 @@ enum NotificationBenchmark {
         }
         try await fanOut(starSmall, small, "post-small")
         try await fanOut(starBig, big, "post-big")
-        let stats = subscriber.stats.withLock { $0 }
+        let stats = subscriber.counters()
         say(
             "subscriber stats:        \(stats.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
         )

@@ -6,11 +6,13 @@ import Shared
 #endif
 
 /// LoadTest: notification fan-out load against the running system, through its HTTP API and
-/// notification streams only. See `usage`.
+/// notification streams (setup imports users and follows through the services over ZeroMQ
+/// unless `--register-via http`). See `usage`.
 let usage = """
     usage: LoadTest setup|likes|celebrity|baseline|smoke|memory [options]
+           LoadTest --help | -h    this text (exit 0)
       --url URL               gateway (default http://127.0.0.1:8080)
-      --users N               users to register (default 1000); user 0 is the celebrity
+      --users N               users to create (default 1000); user 0 is the celebrity
       --seed S                random seed (default 1): same seed, same graph and actions
       --rate R                likes per second, open loop (default 100)
       --duration T            seconds of load (default 10)
@@ -19,12 +21,26 @@ let usage = """
       --followers F           celebrity followers with notifyPosts (default users-1)
       --posts P               celebrity posts (default 1), --post-interval seconds (default 1)
       --follows-per-user D    mean out-degree of the power-law graph (default 10; 0 skips it)
-      --register-concurrency C  concurrent registrations (default 4; argon2 is slow)
+      --register-via import|http  how setup creates users and follows (default import):
+                              import = auth.import_users (5,000 users a request, one argon2id
+                              hash for all) and graph.import_follows (no follow notifications)
+                              over ZeroMQ, at AUTH_RPC_ENDPOINT, PROFILE_RPC_ENDPOINT and
+                              NOTIFICATION_RPC_ENDPOINT (default tcp://127.0.0.1:5551/5553/5555;
+                              CURVE_* as for the services); http = one POST /v1/auth/register
+                              per user and one PUT /v1/users/{name}/follow per edge
+      --import-batch B        users per import request (default 5000, at most 5000)
+      --import-concurrency C  import requests in flight (default 3)
+      --register-concurrency C  concurrent HTTP registrations (default 4; argon2 is slow)
       --concurrency C         concurrent setup/check requests (default 64)
       --grace S               seconds to wait for late notifications (default 5)
       --check-sample N        celebrity: followers whose lists are checked (default min(F, 2000))
       --check-interval S      celebrity: seconds between rounds of list checks (default 1)
-      --baseline              also run the raw libzmq PUB/SUB baseline in the same shape
+      --check-rate R          celebrity: at most R list checks a second (default 1000); a round
+                              of many followers is spread over more than the interval
+      --baseline              also run the same shape through raw libzmq PUB/SUB and through
+                              nginx + nchan (SSE subscribers, HTTP publishing; needs the Debian
+                              packages nginx and libnginx-mod-nchan)
+      --no-nchan              with --baseline: skip nginx + nchan
       --payload-bytes B       baseline payload (default: mean notification size seen)
       --users-file PATH       cached users (default ./reports/users-<host_port>-seed<S>.json)
       --adopt PREFIX          setup: adopt users PREFIX_0..N-1 registered earlier (ids looked up,
@@ -44,6 +60,11 @@ func main() async -> Int32 {
     signal(SIGPIPE, SIG_IGN)
     raiseFileLimit()
     var args = Array(CommandLine.arguments.dropFirst())
+    // Asked for: the usage on stdout, success (anywhere on the line, e.g. `LoadTest likes --help`).
+    if args.contains("--help") || args.contains("-h") || args.first == "help" {
+        print(usage)
+        return 0
+    }
     guard let scenario = args.first, !scenario.hasPrefix("-") else {
         print(usage)
         return 2
@@ -61,10 +82,12 @@ func main() async -> Int32 {
         case "smoke":
             return try await SmokeScenario.run(options)
         case "baseline":
-            let (b, samples) = try Baseline.run(
-                subscribers: options.streams, rate: options.rate, duration: options.duration,
-                payloadBytes: options.payloadBytes ?? 400,
-                fanout: false, seed: options.seed)
+            if options.nchan, let missing = NginxNchan.missing() { throw LoadTestError(missing) }
+            let (engine, streams) = (CurlEngine(), CurlEngine())
+            defer {
+                engine.shutdown()
+                streams.shutdown()
+            }
             var report = RunReport(
                 scenario: "baseline", seed: options.seed, url: "inproc libzmq",
                 startedAt: RunReport.timestamp())
@@ -72,22 +95,34 @@ func main() async -> Int32 {
                 "subscribers": "\(options.streams)", "rate": "\(options.rate)",
                 "duration": "\(options.duration)",
             ]
-            report.baseline = b
+            var plots = PlotData()
+            await Baselines.run(
+                &report, &plots, engine: engine, streams: streams, options: options, subscribers: options.streams,
+                rate: options.rate,
+                duration: options.duration, payloadBytes: options.payloadBytes ?? 400, fanout: false)
             report.durationS = options.duration
             report.peakRSSKB = ServiceMemory.peaks(pids: [:])
-            if b.lost == 0 {
-                report.checks.append("baseline lost nothing")
-            } else {
-                report.failures.append("baseline lost \(b.lost)")
+            for (name, b) in [("baseline", report.baseline), ("nchan baseline", report.nchanBaseline)] {
+                guard let b else { continue }
+                if b.lost == 0 {
+                    report.checks.append("\(name) lost nothing")
+                } else {
+                    report.failures.append("\(name) lost \(b.lost)")
+                }
             }
-            try ReportWriter.write(
-                report, plots: PlotData(delivery: [], baseline: samples),
-                to: options.reportDirectory("baseline"))
+            try ReportWriter.write(report, plots: plots, to: options.reportDirectory("baseline"))
             return report.failures.isEmpty ? 0 : 1
         case "setup", "likes", "celebrity":
-            let engine = CurlEngine()
-            defer { engine.shutdown() }
-            let api = GatewayAPI(engine: engine, baseURL: options.url)
+            // Before any setup, not after a long run.
+            if scenario != "setup" && options.baseline && options.nchan, let missing = NginxNchan.missing() {
+                throw LoadTestError(missing)
+            }
+            let (engine, streams) = (CurlEngine(), CurlEngine())
+            defer {
+                engine.shutdown()
+                streams.shutdown()
+            }
+            let api = GatewayAPI(engine: engine, streams: streams, baseURL: options.url)
             let ready = await api.call("GET", "/healthz")
             guard ready.status == 200 else {
                 throw LoadTestError(

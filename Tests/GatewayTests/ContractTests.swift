@@ -37,6 +37,24 @@ struct ContractTests {
         }
     }
 
+    /// Every field error of a registration at once, whichever service owns the field, and the
+    /// account is not created.
+    @Test func registrationReportsEveryFieldErrorAtOnce() throws {
+        let name = "r\(RandomID.make().prefix(8))"
+        let r = try http.request(
+            "POST", "/v1/auth/register",
+            json: [
+                "email": "not-an-email", "username": name, "password": "short",
+                "name": String(repeating: "x", count: 101), "birthDate": "2020-02-30", "gender": "robot",
+            ])
+        problem(r, 400, "invalid_field")
+        let fields = Set(((r.object["errors"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String })
+        #expect(fields == ["email", "password", "name", "birthDate", "gender"])
+        let retry = try http.request(
+            "POST", "/v1/auth/register", json: ["email": "\(name)@example.com", "username": name, "password": "long-enough-1"])
+        #expect(retry.status == 201, "the refused registration created nothing: \(retry.text)")
+    }
+
     @Test func registrationValidationAndConflicts() throws {
         let name = "r\(RandomID.make().prefix(8))"
         problem(
@@ -194,12 +212,16 @@ struct ContractTests {
             json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
         let id = post.object["id"] as? String ?? ""
         let first = try SSEClient(port: cluster.gatewayPort, token: owner.token)
+        #expect(await first.waitUntilOpen())
         _ = try http.request("PUT", "/v1/posts/\(id)/like", token: fan.token)
         #expect(await first.waitFor(count: 1))
         let lastId = first.events.last?.id ?? ""
         first.close()
         // While disconnected: two more notifications.
         _ = try http.request("POST", "/v1/posts/\(id)/comments", token: fan.token, json: ["text": "a"])
+        // The comment's notification is made from an event, the follow's by the request: wait
+        // for the first to be stored before making the second, so their order is known.
+        try await waitForNotifications(owner.token, count: 2)
         _ = try http.request("PUT", "/v1/users/\(owner.name)/follow", token: fan.token, json: [:])
         let resumed = try SSEClient(port: cluster.gatewayPort, token: owner.token, lastEventId: lastId)
         #expect(await resumed.waitFor(count: 2))
@@ -213,6 +235,17 @@ struct ContractTests {
         #expect(await since.waitFor(count: 3))
         #expect(since.events.compactMap { Int($0.id ?? "") } == ids)
         #expect(since.comments >= 1)  // a comment line is sent at once, then at least every 15 s
+    }
+
+    /// Polls the notification list until it holds `count` items (60 s at most).
+    func waitForNotifications(_ token: String, count: Int) async throws {
+        let deadline = Timestamp.nowMs() + 60_000
+        while Timestamp.nowMs() < deadline {
+            let list = try http.request("GET", "/v1/notifications", token: token)
+            if (list.object["items"] as? [[String: Any]] ?? []).count >= count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the list never reached \(count) notifications")
     }
 
     @Test func editProfileUsernameChangeWorksEverywhere() throws {
@@ -229,9 +262,15 @@ struct ContractTests {
             field: "gender")
     }
 
-    @Test func operations() throws {
+    @Test func operations() async throws {
         #expect(try http.request("GET", "/healthz").object["status"] as? String == "ok")
-        #expect(try http.request("GET", "/readyz").status == 200)
+        var ready = try http.request("GET", "/readyz").status
+        let deadline = Timestamp.nowMs() + 60_000
+        while ready != 200 && Timestamp.nowMs() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+            ready = try http.request("GET", "/readyz").status
+        }
+        #expect(ready == 200)
         let doc = try http.request("GET", "/openapi.json")
         #expect(doc.object["openapi"] as? String == "3.1.0")
         let metrics = try http.request("GET", "/metrics")

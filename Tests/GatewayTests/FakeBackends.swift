@@ -4,8 +4,10 @@ import Synchronization
 import TestSupport
 
 /// In-process stand-ins for AuthService, ProfileService and NotificationService, speaking the
-/// real wire protocol (ServiceHost + outbox), so the gateway executable can be tested on its own:
-/// known users and tokens, a notification list per recipient, and events on demand.
+/// real wire protocol (ServiceHost + outbox, and a `TopicPublisher` for routed delivery), so the
+/// gateway executable can be tested on its own: known users and tokens, a notification list per
+/// recipient, and notifications delivered — or, on demand, stored without being delivered, as
+/// a dropped or raced message would be.
 final class FakeBackends: Sendable {
     struct State {
         var users: [String: PublicUser] = [:]
@@ -14,11 +16,21 @@ final class FakeBackends: Sendable {
         var revoked: Set<String> = []
         var notifications: [String: [Graph.Notification]] = [:]
         var calls: [String: Int] = [:]
+        /// Recipient keys (the delivery topics), by user id.
+        var keys: [String: Int64] = [:]
+        /// A notification to store (not deliver) while answering the next `notify.stream_start`
+        /// for this user id, after reading the head it answers with.
+        var raceOnStreamStart: [String: String] = [:]
+        /// `profile.users_by_ids` answers 503 (ProfileService unreachable) while set.
+        var profileDown = false
     }
     let context = ZMQContext()
     let auth: ServiceHost
     let profile: ServiceHost
     let notification: ServiceHost
+    let delivery: TopicPublisher
+    let deliveryEndpoint: String
+    private let deliveryTask: Task<Void, Never>
     let authDB: Database
     let notificationDB: Database
     let state = Mutex(State())
@@ -42,6 +54,10 @@ final class FakeBackends: Sendable {
         notification = ServiceHost(
             name: "notification", context: context, rpcBind: bind, eventsBind: bind,
             database: notificationDB, logger: logger)
+        delivery = TopicPublisher(name: "fake.delivery", context: context, bind: bind, logger: logger)
+        deliveryEndpoint = try delivery.bind()
+        let publisher = delivery
+        deliveryTask = Task { await publisher.run() }
         registerAuth()
         registerProfile()
         registerNotification()
@@ -60,6 +76,7 @@ final class FakeBackends: Sendable {
             env["\(prefix)_RPC_ENDPOINT"] = rpc
             env["\(prefix)_EVENTS_ENDPOINT"] = events
         }
+        env["NOTIFICATION_DELIVERY_ENDPOINT"] = deliveryEndpoint
         return env
     }
 
@@ -79,54 +96,66 @@ final class FakeBackends: Sendable {
 
     func calls(_ type: String) -> Int { state.withLock { $0.calls[type, default: 0] } }
 
-    /// Stores a notification for `recipient` and publishes `notify.created`; returns its seq.
+    /// The recipient key of `userId` (assigned on first use).
+    private static func key(_ s: inout State, _ userId: String) -> Int64 {
+        if let k = s.keys[userId] { return k }
+        let k = Int64(s.keys.count + 1)
+        s.keys[userId] = k
+        return k
+    }
+
+    /// Stores the next notification of `recipient` (in `s`). - Returns: it and its recipient key.
+    private static func store(
+        _ s: inout State, _ recipient: String, from actor: String, type: String
+    ) -> (Int64, Graph.Notification) {
+        let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
+        let post = type == "follow" ? nil : Graph.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
+        let n = Graph.Notification(
+            id: "n-\(recipient)-\(seq)", seq: seq, type: type, detail: type == "like" ? "photo" : nil,
+            createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)", post: post,
+            followState: type == "follow" ? .notFollowing : nil)
+        s.notifications["u-\(recipient)", default: []].append(n)
+        return (key(&s, "u-\(recipient)"), n)
+    }
+
+    /// Stores a notification for `recipient` and, unless `deliver` is false (a message the
+    /// transport lost), publishes it on the delivery socket. - Returns: its seq.
     @discardableResult
-    func notify(_ recipient: String, from actor: String, type: String = "like") async throws -> Int64 {
-        let n = state.withLock { s -> Graph.Notification in
-            let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
-            let post =
-                type == "follow"
-                ? nil : Graph.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
-            let text = type == "follow" ? "\(actor) started following you." : "\(actor) liked your photo."
-            let n = Graph.Notification(
-                id: "n-\(recipient)-\(seq)", seq: seq, type: type, text: text, createdAt: Timestamp.now(),
-                read: false,
-                actorId: "u-\(actor)", post: post, followState: type == "follow" ? .notFollowing : nil)
-            s.notifications["u-\(recipient)", default: []].append(n)
-            return n
-        }
-        _ = try await notificationDB.write { tx in
-            try tx.emit(Graph.NotificationCreated(recipientId: "u-\(recipient)", notification: n))
-        }
+    func notify(_ recipient: String, from actor: String, type: String = "like", deliver: Bool = true) async throws
+        -> Int64
+    {
+        let (key, n) = state.withLock { Self.store(&$0, recipient, from: actor, type: type) }
+        if deliver { publish([(key, n)]) }
         return n.seq
     }
 
-    /// Stores `n` like notifications for `recipient` and publishes them in one transaction.
+    /// Makes ProfileService's user lookups fail (503) or answer again.
+    func setProfileDown(_ down: Bool) { state.withLock { $0.profileDown = down } }
+
+    /// Makes the next `notify.stream_start` for `recipient` store a notification from `actor`
+    /// right after it reads the head it answers with, without delivering it: a notification that
+    /// races the gateway's subscription.
+    func raceNextStreamStart(_ recipient: String, from actor: String) {
+        state.withLock { $0.raceOnStreamStart["u-\(recipient)"] = actor }
+    }
+
+    private func publish(_ items: [(Int64, Graph.Notification)]) {
+        let messages = items.compactMap { key, n in
+            (try? WireJSON.encode(n)).map { TopicMessage(topic: NotificationRouting.topic(recipientKey: key), payload: $0) }
+        }
+        delivery.publish { messages }
+    }
+
+    /// Stores `n` like notifications for `recipient` and publishes them together.
     func notifyBurst(_ recipient: String, from actor: String, count n: Int) async throws {
         try await notifyBurst(Array(repeating: (recipient, actor), count: n))
     }
 
-    /// Stores one like notification per (recipient, actor) pair and publishes them all in one
-    /// transaction, in order.
+    /// Stores one like notification per (recipient, actor) pair and publishes them together, in
+    /// order.
     func notifyBurst(_ pairs: [(recipient: String, actor: String)]) async throws {
-        let batch = state.withLock { s -> [(String, Graph.Notification)] in
-            var out: [(String, Graph.Notification)] = []
-            for (recipient, actor) in pairs {
-                let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
-                let item = Graph.Notification(
-                    id: "n-\(recipient)-\(seq)", seq: seq, type: "like", text: "\(actor) liked your photo.",
-                    createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)",
-                    post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
-                s.notifications["u-\(recipient)", default: []].append(item)
-                out.append(("u-\(recipient)", item))
-            }
-            return out
-        }
-        _ = try await notificationDB.write { tx in
-            for (recipient, item) in batch {
-                _ = try tx.emit(Graph.NotificationCreated(recipientId: recipient, notification: item))
-            }
-        }
+        let batch = state.withLock { s in pairs.map { Self.store(&s, $0.recipient, from: $0.actor, type: "like") } }
+        publish(batch)
     }
 
     private func count(_ type: String) { state.withLock { $0.calls[type, default: 0] += 1 } }
@@ -152,12 +181,15 @@ final class FakeBackends: Sendable {
             state.withLock { _ = $0.revoked.insert(sessionId) }
             return .init(userId: userId, revokedSessionIds: [sessionId])
         }
-        auth.on(Auth.Register.self) { req, _ in
-            if req.password.count < 8 {
-                throw ServiceError.validation([
-                    FieldError(field: "password", code: "weak_password", message: "too short")
-                ])
+        // Stand-ins for the owners' rules (the real ones are tested with the real services).
+        auth.on(Auth.CheckIdentityFields.self) { req, _ in
+            if let password = req.password, password.count < 8 {
+                throw ServiceError.validation(
+                    [FieldError(field: "password", code: "weak_password", message: "too short")], code: "weak_password")
             }
+            return Empty()
+        }
+        auth.on(Auth.Register.self) { req, _ in
             return .init(
                 identity: Identity(
                     id: "u-\(req.username)", username: req.username, email: req.email, version: 1),
@@ -166,8 +198,22 @@ final class FakeBackends: Sendable {
     }
 
     private func registerProfile() {
+        profile.on(Profile.CheckProfileFields.self) { req, _ in
+            var errors: [FieldError] = []
+            if let gender = req.gender, !["female", "male", "custom", "prefer_not_to_say"].contains(gender) {
+                errors.append(FieldError(field: "gender", code: "invalid_gender", message: "not a gender"))
+            }
+            if let date = req.birthDate, date.hasSuffix("-30"), date.contains("-02-") {
+                errors.append(FieldError(field: "birthDate", code: "invalid_birth_date", message: "not a date"))
+            }
+            if !errors.isEmpty { throw ServiceError.validation(errors) }
+            return Empty()
+        }
         profile.on(Profile.UsersByIds.self) { [self] req, _ in
             count(Profile.UsersByIds.type)
+            if state.withLock({ $0.profileDown }) {
+                throw ServiceError(code: "service_unavailable", message: "profile is down", status: 503)
+            }
             return .init(users: state.withLock { s in req.ids.compactMap { s.users[$0] } })
         }
         profile.on(Profile.CreateProfile.self) { req, _ in
@@ -187,6 +233,24 @@ final class FakeBackends: Sendable {
     }
 
     private func registerNotification() {
+        notification.on(Graph.StreamStart.self) { [self] req, _ in
+            count(Graph.StreamStart.type)
+            return state.withLock { s in
+                let key = Self.key(&s, req.recipientId)
+                let head = s.notifications[req.recipientId]?.last?.seq ?? 0
+                if let actor = s.raceOnStreamStart.removeValue(forKey: req.recipientId) {
+                    _ = Self.store(&s, String(req.recipientId.dropFirst(2)), from: actor, type: "like")
+                }
+                return .init(recipientKey: key, headSeq: head)
+            }
+        }
+        notification.on(Graph.Heads.self) { [self] req, _ in
+            count(Graph.Heads.type)
+            return state.withLock { s in
+                let byKey = Dictionary(uniqueKeysWithValues: s.keys.map { ($0.value, $0.key) })
+                return .init(heads: req.recipientKeys.map { k in byKey[k].flatMap { s.notifications[$0]?.last?.seq } ?? 0 })
+            }
+        }
         notification.on(Graph.Header.self) { [self] req, _ in
             count(Graph.Header.type)
             return .init(
@@ -194,8 +258,8 @@ final class FakeBackends: Sendable {
                 followState: req.viewerId == "u-\(req.username)" ? .self : .following)
         }
         notification.on(Graph.NotificationsSince.self) { [self] req, _ in
-            count(Graph.NotificationsSince.type)
             let all = state.withLock { $0.notifications[req.recipientId] ?? [] }
+            defer { count(Graph.NotificationsSince.type) }  // counted once the answer is fixed
             return .init(
                 items: Array(all.filter { $0.seq > req.afterSeq }.prefix(req.limit)),
                 headSeq: all.last?.seq ?? 0)
@@ -213,5 +277,7 @@ final class FakeBackends: Sendable {
         auth.stop()
         profile.stop()
         notification.stop()
+        delivery.shutdownGracefully()
+        deliveryTask.cancel()
     }
 }

@@ -37,7 +37,7 @@ import Testing
         let health = try await fetch(port, "GET", "/healthz")
         #expect(health.status == 200 && health.object["status"] as? String == "ok")
         var ready = try await fetch(port, "GET", "/readyz")
-        let deadline = Timestamp.nowMs() + 10_000
+        let deadline = Timestamp.nowMs() + 60_000
         while ready.status != 200 && Timestamp.nowMs() < deadline {
             ready = try await fetch(port, "GET", "/readyz")
         }
@@ -46,7 +46,14 @@ import Testing
             ready.object["services"] as? [String: String] == [
                 "auth": "up", "profile": "up", "notification": "up",
             ])
-        let metrics = try await fetch(port, "GET", "/metrics")
+        // The services' lines come from pings with a 500 ms deadline: ask until all answered.
+        var metrics = try await fetch(port, "GET", "/metrics")
+        while !metrics.text.contains("service_up{service=\"notification\"} 1")
+            || !metrics.text.contains("service_up{service=\"auth\"} 1")
+            || !metrics.text.contains("service_up{service=\"profile\"} 1"), Timestamp.nowMs() < deadline
+        {
+            metrics = try await fetch(port, "GET", "/metrics")
+        }
         #expect(metrics.status == 200)
         for name in [
             "http_requests_total{route=\"/readyz\",method=\"GET\",status=\"200\"}",
@@ -130,7 +137,7 @@ import Testing
         #expect((ready.object["services"] as? [String: String])?["auth"] != "up")
         #expect((ready.object["services"] as? [String: String])?["profile"] == "up")
         try await c.start("auth")
-        let deadline = Timestamp.nowMs() + 10_000
+        let deadline = Timestamp.nowMs() + 60_000
         var status = 0
         while Timestamp.nowMs() < deadline {
             status = try await fetch(port, "GET", "/readyz").status

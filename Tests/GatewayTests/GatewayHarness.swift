@@ -10,20 +10,20 @@ final class GatewayHarness: @unchecked Sendable {
     let port: Int
     var http: HTTPClient { HTTPClient(port: port) }
 
-    /// Starts the fakes and the gateway; waits until the gateway's notification subscriber has
-    /// read the producer's head and caught up (two `ops.replay` calls), so live events reach it.
+    /// Starts the fakes and the gateway; waits until the gateway's auth subscriber has read the
+    /// producer's head and caught up (two `ops.replay` calls), so session revocations reach it.
     static func start(_ extra: [String: String] = [:]) async throws -> GatewayHarness {
         let fakes = try FakeBackends()
-        let env = fakes.gatewayEnvironment.merging(extra) { $1 }
+        // Tests check behaviour, not speed: generous deadlines on a shared, loaded machine.
+        let generous = ["GATEWAY_RPC_TIMEOUT_MS": "20000", "GATEWAY_PASSWORD_RPC_TIMEOUT_MS": "60000"]
+        let env = fakes.gatewayEnvironment.merging(generous) { $1 }.merging(extra) { $1 }
         let process = ServiceProcess("Gateway", environment: env, logDirectory: fakes.directory)
         let fields = try await process.start()
         let harness = GatewayHarness(
             fakes: fakes, process: process, port: Int(fields["port"] ?? "") ?? 0)
-        let deadline = Timestamp.nowMs() + 10_000
+        let deadline = Timestamp.nowMs() + 60_000
         while Timestamp.nowMs() < deadline {
-            let n = fakes.notification.counterSnapshot()["requests.ops.replay"] ?? 0
-            let a = fakes.auth.counterSnapshot()["requests.ops.replay"] ?? 0
-            if n >= 2 && a >= 2 { break }
+            if fakes.auth.counterSnapshot()["requests.ops.replay"] ?? 0 >= 2 { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         return harness

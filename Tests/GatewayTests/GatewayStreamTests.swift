@@ -81,7 +81,7 @@ import Testing
     }
 
     @Test func liveEventsKeepFlowingWhileProfileServiceIsDown() async throws {
-        let h = try await GatewayHarness.start()
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_CHECK_MS": "200"])
         defer { h.stop() }
         let alice = h.fakes.addUser("alice")
         h.fakes.addUser("bob")
@@ -89,15 +89,138 @@ import Testing
         let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 1))
-        h.fakes.profile.stop()
+        h.fakes.setProfileDown(true)
         // bob was seen: his last known profile is used.
         try await h.fakes.notify("alice", from: "bob", type: "follow")
         #expect(await stream.waitFor(count: 2))
         #expect((stream.events.last?.json["actor"] as? [String: Any])?["username"] as? String == "bob")
-        // carol never was: the stream closes so the client resumes from the backlog later.
+        // carol never was: her notification waits (and bob's after it, in order) until
+        // ProfileService answers again; nothing is skipped.
         try await h.fakes.notify("alice", from: "carol")
-        #expect(await stream.waitForClose())
+        try await h.fakes.notify("alice", from: "bob")
+        h.fakes.setProfileDown(false)
+        #expect(await stream.waitFor(count: 4))
+        #expect(stream.events.map(\.id) == ["1", "2", "3", "4"])
+        #expect((stream.events[2].json["actor"] as? [String: Any])?["username"] as? String == "carol")
+        stream.close()
+    }
+
+    // MARK: Routed delivery repairs what the transport loses
+
+    /// The repairs a gateway made, from its metrics (`stream_repairs_total{outcome}`).
+    func repairs(_ h: GatewayHarness, _ outcome: String) async throws -> Int {
+        let text = try await h.request("GET", "/metrics").text
+        let prefix = "stream_repairs_total{outcome=\"\(outcome)\"} "
+        return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Int($0.dropFirst(prefix.count)) } ?? 0
+    }
+
+    /// Waits until the gateway has read `alice`'s notifications after the publisher's welcome
+    /// (the first `notify.since` of a live-only stream): from then on, what it did not read
+    /// reaches it only by subscription or by a repair.
+    func waitUntilLive(_ h: GatewayHarness) async throws {
+        let deadline = Timestamp.nowMs() + 60_000
+        while h.fakes.calls(Graph.NotificationsSince.type) < 1 && Timestamp.nowMs() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(h.fakes.calls(Graph.NotificationsSince.type) >= 1)
+    }
+
+    /// A message lost in transit (a high-water mark, a reconnect) shows as a gap in seq: the
+    /// gateway reads the missing one and delivers both in order. The heads check is off, so the
+    /// gap alone must do it.
+    @Test func aLostMessageIsReadBeforeTheOneAfterIt() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_CHECK_MS": "3600000"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let stream = try SSEClient(port: h.port, token: alice)
+        #expect(await stream.waitUntilOpen())
+        try await waitUntilLive(h)
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 1))
+        try await h.fakes.notify("alice", from: "bob", type: "follow", deliver: false)
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 3))
+        #expect(stream.events.map(\.id) == ["1", "2", "3"])
+        #expect(stream.events.map { $0.json["type"] as? String } == ["like", "follow", "like"])
+        #expect(try await repairs(h, "filled") >= 1)
+        stream.close()
+    }
+
+    /// The last notification before a silence has nothing after it to show a gap: the periodic
+    /// heads check finds it.
+    @Test func theLastMessageBeforeASilenceArrivesThroughTheHeadsCheck() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_CHECK_MS": "200"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let stream = try SSEClient(port: h.port, token: alice)
+        #expect(await stream.waitUntilOpen())
+        try await waitUntilLive(h)
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 1))
+        try await h.fakes.notify("alice", from: "bob", type: "follow", deliver: false)
+        #expect(await stream.waitFor(count: 2))
         #expect(stream.events.map(\.id) == ["1", "2"])
+        #expect(try await repairs(h, "head_behind") >= 1)
+        #expect(h.fakes.calls(Graph.Heads.type) >= 1)
+        stream.close()
+    }
+
+    /// A notification stored after the gateway read the head but published before its
+    /// subscription took effect reaches no subscriber: the publisher's welcome (the
+    /// subscription is active) makes the gateway read everything after the head. The heads
+    /// check is off, so the welcome alone must do it.
+    @Test func aNotificationRacingTheSubscriptionIsNotLost() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_CHECK_MS": "3600000"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        try await h.fakes.notify("alice", from: "bob")  // seq 1, before the stream: not on it
+        h.fakes.raceNextStreamStart("alice", from: "bob")  // seq 2, never published
+        let stream = try SSEClient(port: h.port, token: alice)
+        #expect(await stream.waitFor(count: 1))
+        try await h.fakes.notify("alice", from: "bob", type: "follow")  // seq 3, published
+        #expect(await stream.waitFor(count: 2))
+        #expect(stream.events.map(\.id) == ["2", "3"])
+        stream.close()
+    }
+
+    /// Streams of one recipient share one subscription; the last one closing ends it, and a
+    /// new stream subscribes again.
+    @Test func aRecipientsStreamsShareOneSubscription() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_CHECK_MS": "3600000"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let first = try SSEClient(port: h.port, token: alice)
+        let second = try SSEClient(port: h.port, token: alice)
+        #expect(await first.waitUntilOpen())
+        #expect(await second.waitUntilOpen())
+        #expect(h.fakes.calls(Graph.StreamStart.type) == 1)
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await first.waitFor(count: 1))
+        #expect(await second.waitFor(count: 1))
+        first.close()
+        second.close()
+        try await waitUntilMetric(h, "stream_channels 0")
+        let third = try SSEClient(port: h.port, token: alice)
+        #expect(await third.waitUntilOpen())
+        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        #expect(await third.waitFor(count: 1))
+        #expect(third.events.map(\.id) == ["2"])
+        #expect(h.fakes.calls(Graph.StreamStart.type) == 2)
+        third.close()
+    }
+
+    /// Waits until `/metrics` has the line `line`.
+    func waitUntilMetric(_ h: GatewayHarness, _ line: String) async throws {
+        let deadline = Timestamp.nowMs() + 60_000
+        while Timestamp.nowMs() < deadline {
+            if try await h.request("GET", "/metrics").text.split(separator: "\n").contains(Substring(line)) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("no metric line \(line)")
     }
 
     @Test func logoutClosesTheStreamAndRevokesTheToken() async throws {
@@ -106,6 +229,7 @@ import Testing
         let alice = h.fakes.addUser("alice")
         #expect(try await h.request("GET", "/v1/notifications", token: alice).status == 200)
         let stream = try SSEClient(port: h.port, token: alice)
+        #expect(await stream.waitUntilOpen())
         let out = try await h.request("POST", "/v1/auth/logout", token: alice, json: [String: Any]())
         #expect(out.status == 200)
         #expect(out.object["loggedOut"] as? Bool == true)
@@ -128,7 +252,7 @@ import Testing
         defer { h.stop() }
         let alice = h.fakes.addUser("alice")
         let stream = try SSEClient(port: h.port, token: alice)
-        let deadline = Timestamp.nowMs() + 10_000
+        let deadline = Timestamp.nowMs() + 60_000
         while stream.comments < 3 && Timestamp.nowMs() < deadline {
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -141,9 +265,8 @@ import Testing
         defer { h.stop() }
         let alice = h.fakes.addUser("alice")
         h.fakes.addUser("bob")
-        let streams = try (0..<200).map { _ in
-            try SSEClient(port: h.port, token: alice, lastEventId: "0")
-        }
+        let streams = try (0..<200).map { _ in try SSEClient(port: h.port, token: alice) }
+        for s in streams { #expect(await s.waitUntilOpen()) }
         try await h.fakes.notify("alice", from: "bob")
         for s in streams { #expect(await s.waitFor(count: 1)) }
         let metrics = try await h.request("GET", "/metrics").text

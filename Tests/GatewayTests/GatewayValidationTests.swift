@@ -3,7 +3,8 @@ import Shared
 import TestSupport
 import Testing
 
-/// Request validation that needs an authenticated caller (fake services).
+/// The gateway's own checks of requests (syntax: JSON shape, types, paging parameters), with
+/// fake services behind it; what values mean is checked by the services (ContractTests).
 @Suite struct GatewayValidationTests {
     @Test func limitMustBeAnIntegerFrom1To100() async throws {
         let h = try await GatewayHarness.start()
@@ -19,20 +20,6 @@ import Testing
             #expect(
                 try await h.request("GET", "/v1/notifications?limit=\(good)", token: alice).status == 200)
         }
-    }
-
-    @Test func registerReportsEveryInvalidProfileFieldAtOnce() async throws {
-        let h = try await GatewayHarness.start()
-        defer { h.stop() }
-        let r = try await h.request(
-            "POST", "/v1/auth/register",
-            json: [
-                "email": "zed@example.com", "username": "zed", "password": "password-123",
-                "name": String(repeating: "x", count: 101), "birthDate": "2020-02-30", "gender": "robot",
-            ])
-        #expect(r.status == 400 && r.object["code"] as? String == "invalid_field")
-        let fields = Set(((r.object["errors"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String })
-        #expect(fields == ["name", "birthDate", "gender"])
     }
 
     @Test func bodiesRejectUnknownFieldsAndWrongTypes() async throws {
@@ -54,18 +41,10 @@ import Testing
         let fraction = try await h.request(
             "POST", "/v1/notifications/read", token: alice, json: ["upToSeq": 1.5])
         #expect(fraction.status == 400)
-        let longComment = try await h.request(
-            "POST", "/v1/posts/p1/comments", token: alice,
-            json: ["text": String(repeating: "a", count: 2_201)])
+        let wrongTypeText = try await h.request("POST", "/v1/posts/p1/comments", token: alice, json: ["text": 12])
         #expect(
-            longComment.status == 400
-                && (longComment.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "text")
-        let badURL = try await h.request(
-            "POST", "/v1/posts", token: alice,
-            json: ["postType": "photo", "mediaURL": "ftp://x/y", "thumbnailURL": "https://x/y"])
-        #expect(
-            badURL.status == 400
-                && (badURL.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "mediaURL")
+            wrongTypeText.status == 400
+                && (wrongTypeText.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "text")
         let badSince = try await h.request("GET", "/v1/notifications/stream?since=abc", token: alice)
         #expect(badSince.status == 400)
     }

@@ -23,10 +23,11 @@ struct GoldenJSONTests {
                 == #"{"body":{"followState":"not_following"},"id":"c1","type":"graph.unfollow","v":1}"#)
         let failed = ReplyEnvelope<Empty>(
             id: "c2", type: "auth.register", body: nil,
-            error: .validation([FieldError(field: "email", code: "invalid_email", message: "not an email")]))
+            error: .validation(
+                [FieldError(field: "email", code: "invalid_email", message: "not an email")], code: "invalid_email"))
         #expect(
             String(decoding: try WireJSON.encode(failed), as: UTF8.self)
-                == #"{"error":{"code":"invalid_email","fields":[{"code":"invalid_email","field":"email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#
+                == #"{"error":{"code":"invalid_email","fields":[{"field":"email","code":"invalid_email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#
         )
     }
 
@@ -35,12 +36,27 @@ struct GoldenJSONTests {
         let typed = EventEnvelope(
             producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body)
         let expected =
-            #"{"body":{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
+            #"{"body":{"followerId":"u1","followeeId":"u2","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
         #expect(String(decoding: try WireJSON.encode(typed), as: UTF8.self) == expected)
         let bodyJSON = String(decoding: try WireJSON.encode(body), as: UTF8.self)
         let built = Outbox.envelope(
             producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: bodyJSON)
         #expect(String(decoding: built, as: UTF8.self) == expected)
+    }
+
+    /// Builds before the wire writer wrote every object's members in sorted order; member order
+    /// carries no meaning, so what they wrote reads the same.
+    @Test func membersInAnyOrderReadTheSame() throws {
+        let sorted =
+            #"{"error":{"code":"invalid_email","fields":[{"code":"invalid_email","field":"email","message":"m"}],"message":"x","status":400},"id":"c2","type":"auth.register","v":1}"#
+        let reply = try WireJSON.decode(ReplyEnvelope<Empty>.self, from: Array(sorted.utf8))
+        #expect(reply.error?.fields == [FieldError(field: "email", code: "invalid_email", message: "m")])
+        let event = try WireJSON.decode(
+            EventEnvelope<Graph.FollowChanged>.self,
+            from: Array(
+                #"{"v":1,"type":"graph.follow.changed","time":"t","seq":7,"producer":"notification","body":{"notifyPosts":false,"following":true,"followerId":"u1","followeeId":"u2"}}"#
+                    .utf8))
+        #expect(event.body.followerId == "u1" && event.seq == 7)
     }
 
     @Test func olderReaderIgnoresNewFields() throws {
@@ -78,5 +94,37 @@ struct GoldenJSONTests {
         #expect(EventHeader.peek(escaped) == nil)
         #expect(EventHeader.peek(Array(#"{"v":1,"producer":"p","seq":1,"type":"t","time":"x","body":{}}"#.utf8)) == nil)
         #expect(EventHeader.peek(Array("not json".utf8)) == nil)
+    }
+
+    /// The bulk imports: `auth.import_users` and `graph.import_follows`, and their events.
+    @Test func importMessages() throws {
+        func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
+        let hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
+        #expect(
+            try json(
+                RequestEnvelope(
+                    id: "c3", type: Auth.ImportUsers.type, deadline: 1_764_439_490_123, trace: "t3",
+                    body: Auth.ImportUsers.Request(
+                        passwordHash: hash, users: [.init(username: "alice", email: "alice@example.com")])))
+                == #"{"body":{"passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g","users":[{"username":"alice","email":"alice@example.com"}]},"deadline":1764439490123,"id":"c3","trace":"t3","type":"auth.import_users","v":1}"#
+        )
+        #expect(
+            try json(Auth.ImportUsers.Reply(users: [.init(username: "alice", id: "u1", created: true)]))
+                == #"{"users":[{"username":"alice","id":"u1","created":true}]}"#)
+        #expect(
+            try json(
+                Auth.UsersImported(
+                    identities: [Identity(id: "u1", username: "alice", email: "alice@example.com", version: 1)]))
+                == #"{"identities":[{"id":"u1","username":"alice","email":"alice@example.com","version":1}]}"#)
+        #expect(Auth.UsersImported.type == "auth.users.imported")
+        #expect(
+            try json(Graph.ImportFollows.Request(followeeId: "u0", followerIds: ["u1", "u2"], notifyPosts: true))
+                == #"{"followeeId":"u0","followerIds":["u1","u2"],"notifyPosts":true}"#)
+        #expect(Graph.ImportFollows.type == "graph.import_follows")
+        #expect(try json(Graph.ImportFollows.Reply(created: 2)) == #"{"created":2}"#)
+        #expect(
+            try json(Graph.FollowsImported(followeeId: "u0", followerIds: ["u1"], notifyPosts: false))
+                == #"{"followeeId":"u0","followerIds":["u1"],"notifyPosts":false}"#)
+        #expect(Graph.FollowsImported.type == "graph.follows.imported")
     }
 }

@@ -6,19 +6,50 @@ import Testing
 struct SQLiteTests {
     func temporaryPath() -> String { NSTemporaryDirectory() + "sqlite-\(RandomID.make()).sqlite" }
 
-    @Test func migrationsRunOnceByUserVersion() throws {
+    @Test func migrationsRunOnceEachByName() throws {
         let path = temporaryPath()
-        let migrations = ["CREATE TABLE a(x INTEGER)", "ALTER TABLE a ADD COLUMN y TEXT"]
+        let migrations = [Migration("a.1", "CREATE TABLE a(x INTEGER)"), Migration("a.2", "ALTER TABLE a ADD COLUMN y TEXT")]
         do {
             let c = try SQLiteConnection(path: path)
-            try c.migrate(migrations)
+            try Migrator.migrate(c, migrations)
             try c.query("INSERT INTO a(x, y) VALUES (?, ?)", [1, "one"])
         }
         let c = try SQLiteConnection(path: path)
-        try c.migrate(migrations + ["CREATE INDEX a_x ON a(x)"])
-        #expect(try c.queryOne("PRAGMA user_version")?.int(0) == 3)
-        #expect(try c.queryOne("SELECT y FROM a WHERE x = ?", [1])?.string(0) == "one")
-        #expect(try c.queryOne("PRAGMA journal_mode")?.string(0) == "wal")
+        try Migrator.migrate(c, migrations + [Migration("a.3", "CREATE INDEX a_x ON a(x)")])
+        #expect(try c.query("SELECT id FROM schema_migrations ORDER BY id").map { try $0.string("id") } == ["a.1", "a.2", "a.3"])
+        #expect(try c.queryOne("SELECT y FROM a WHERE x = ?", [1])?.string("y") == "one")
+        #expect(try c.queryOne("PRAGMA journal_mode")?.string("journal_mode") == "wal")
+    }
+
+    /// A database from before named migrations counted them in `user_version`: those are
+    /// recorded as applied, not run again, and the newer ones run.
+    @Test func aUserVersionDatabaseKeepsItsMigrations() throws {
+        let path = temporaryPath()
+        do {
+            let c = try SQLiteConnection(path: path)
+            try c.execute("CREATE TABLE a(x INTEGER); PRAGMA user_version = 1")
+        }
+        let legacy = [Migration("a.1", "CREATE TABLE a(x INTEGER)")]
+        let c = try SQLiteConnection(path: path)
+        try Migrator.migrate(c, legacy + [Migration("a.2", "ALTER TABLE a ADD COLUMN y TEXT")], legacy: legacy)
+        try c.query("INSERT INTO a(x, y) VALUES (1, 'y')")
+        #expect(try c.scalar("SELECT COUNT(*) FROM schema_migrations") == 2)
+    }
+
+    @Test func rowsAreReadByNameAndNullIsNeverAValue() throws {
+        let c = try SQLiteConnection(path: temporaryPath())
+        try c.execute("CREATE TABLE t(a TEXT, b INTEGER)")
+        try c.query("INSERT INTO t(a, b) VALUES (NULL, NULL)")
+        let row = try #require(try c.queryOne("SELECT a, b AS count FROM t"))
+        #expect(try row.optionalString("a") == nil)
+        #expect(try row.optionalInt64("count") == nil)
+        #expect(throws: RowError.self) { try row.string("a") }
+        #expect(throws: RowError.self) { try row.int64("count") }
+        #expect(throws: RowError.self) { try row.int64("b") }  // renamed by AS: no such column
+        try c.query("UPDATE t SET a = 'x', b = 7")
+        let filled = try #require(try c.queryOne("SELECT a, b FROM t"))
+        #expect(try filled.string("a") == "x" && filled.int64("b") == 7)
+        #expect(throws: RowError.self) { try filled.int64("a") }  // TEXT is not an integer
     }
 
     @Test func errorsKeepCodeMessageAndSQL() throws {
@@ -39,12 +70,12 @@ struct SQLiteTests {
         try c.execute("CREATE TABLE t(v TEXT)")
         let value = "a\u{0}b \u{202E}é😀"
         try c.query("INSERT INTO t(v) VALUES (?)", [value])
-        #expect(try c.queryOne("SELECT v FROM t")?.string(0) == value)
-        #expect(try c.queryOne("SELECT length(CAST(v AS BLOB)) FROM t")?.int(0) == Int64(value.utf8.count))
+        #expect(try c.queryOne("SELECT v FROM t")?.string("v") == value)
+        #expect(try c.scalar("SELECT length(CAST(v AS BLOB)) FROM t") == Int64(value.utf8.count))
     }
 
     @Test func transactionsRollBackOnThrow() async throws {
-        let db = try Database(path: temporaryPath(), producer: "x", migrations: ["CREATE TABLE t(v INTEGER)"])
+        let db = try Database(path: temporaryPath(), producer: "x", migrations: [Migration("t", "CREATE TABLE t(v INTEGER)")])
         struct Boom: Error {}
         await #expect(throws: Boom.self) {
             try await db.write { tx in
@@ -54,7 +85,7 @@ struct SQLiteTests {
             }
         }
         let (rows, outbox) = try await db.read { c in
-            (try c.queryOne("SELECT COUNT(*) FROM t")?.int(0), try c.queryOne("SELECT COUNT(*) FROM outbox")?.int(0))
+            (try c.scalar("SELECT COUNT(*) FROM t"), try c.scalar("SELECT COUNT(*) FROM outbox"))
         }
         #expect(rows == 0 && outbox == 0)  // the state change and its event go together or not at all
     }
@@ -62,7 +93,7 @@ struct SQLiteTests {
     /// Writes that queue behind a running transaction share the next commit; each runs in its
     /// own savepoint, so a failing one rolls back alone and the others (and their events) land.
     @Test func queuedWritesShareOneCommitAndAFailureRollsBackOnlyItself() async throws {
-        let db = try Database(path: temporaryPath(), producer: "x", migrations: ["CREATE TABLE t(v INTEGER)"])
+        let db = try Database(path: temporaryPath(), producer: "x", migrations: [Migration("t", "CREATE TABLE t(v INTEGER)")])
         let published = Locked<[Int64]>([])
         db.setPublisher { events in published.withLock { $0 += events.map(\.seq) } }
         struct Boom: Error {}
@@ -109,13 +140,45 @@ struct SQLiteTests {
         #expect(after["db.writes"]! - before["db.writes"]! == 1 + 99)
         let (values, seqs) = try await db.read { c in
             (
-                try c.query("SELECT v FROM t ORDER BY v").map { $0.int(0) },
-                try c.query("SELECT seq FROM outbox ORDER BY seq").map { $0.int(0) }
+                try c.query("SELECT v FROM t ORDER BY v").map { try $0.int64("v") },
+                try c.query("SELECT seq FROM outbox ORDER BY seq").map { try $0.int64("seq") }
             )
         }
         #expect(values == (1...100).filter { $0 != 50 }.map(Int64.init))
         // The failed write's event went with it; sequence numbers stay contiguous.
         #expect(seqs == Array(1...99))
         #expect(published.withLock { $0 } == Array(1...99))
+    }
+
+    /// A write whose request deadline passed while it waited behind another is skipped (504
+    /// `deadline_exceeded`), not applied late for a caller that has given up.
+    @Test func aWriteWhoseDeadlinePassedWhileQueuedIsSkipped() async throws {
+        let db = try Database(path: temporaryPath(), producer: "x", migrations: [Migration("t", "CREATE TABLE t(v INTEGER)")])
+        let holding = Locked(false)
+        let release = DispatchSemaphore(value: 0)
+        let hold = Task {
+            try await db.write { _ in
+                holding.withLock { $0 = true }
+                release.wait()
+            }
+        }
+        while !holding.withLock({ $0 }) { await Task.yield() }
+        let deadline = Timestamp.nowMs() + 20
+        let late = Task {
+            try await RequestDeadline.$current.withValue(deadline) {
+                try await db.write { tx in
+                    try tx.query("INSERT INTO t(v) VALUES (1)")
+                    try tx.emit(TestRPC.Happened(n: 1))
+                }
+            }
+        }
+        while db.pendingWrites < 1 { await Task.yield() }
+        // The condition is the deadline having passed: wait for the clock, then free the writer.
+        while Timestamp.nowMs() <= deadline { try await Task.sleep(for: .milliseconds(5)) }
+        release.signal()
+        try await hold.value
+        await #expect(throws: ServiceError.self) { try await late.value }
+        #expect(try await db.read { try $0.scalar("SELECT COUNT(*) FROM t") } == 0)
+        #expect(try await db.outbox(after: 0, limit: 0).head == 0)
     }
 }

@@ -7,9 +7,12 @@ public final class Cluster: @unchecked Sendable {
     // @unchecked: mutated only by the test that owns it, from one task at a time.
     public let dataDirectory: String
     public private(set) var processes: [String: ServiceProcess] = [:]
-    /// Endpoints by service: `["auth": ["rpc": ..., "events": ...], "gateway": ["port": ...]]`.
+    /// Endpoints by service: `["auth": ["rpc": ..., "events": ...], "notification": [..., "delivery":
+    /// ...], "gateway": ["port": ...]]`.
     public private(set) var endpoints: [String: [String: String]] = [:]
     public let extraEnvironment: [String: String]
+    /// Commands services are started through, by service (see `ServiceProcess.launcher`).
+    public var launchers: [String: [String]] = [:]
 
     public init(dataDirectory: String = makeTemporaryDirectory(), extraEnvironment: [String: String] = [:]) {
         self.dataDirectory = dataDirectory
@@ -31,14 +34,19 @@ public final class Cluster: @unchecked Sendable {
             guard let prefix = Self.prefixes[other] else { continue }
             env["\(prefix)_RPC_ENDPOINT"] = fields["rpc"]
             env["\(prefix)_EVENTS_ENDPOINT"] = fields["events"]
+            if let delivery = fields["delivery"] { env["\(prefix)_DELIVERY_ENDPOINT"] = delivery }
         }
         if let prefix = Self.prefixes[service] {
             env["\(prefix)_RPC_BIND"] = endpoints[service]?["rpc"] ?? "tcp://127.0.0.1:*"
             env["\(prefix)_EVENTS_BIND"] = endpoints[service]?["events"] ?? "tcp://127.0.0.1:*"
+            env["\(prefix)_DELIVERY_BIND"] = endpoints[service]?["delivery"] ?? "tcp://127.0.0.1:*"
         }
         if service == "gateway" {
             env["GATEWAY_HOST"] = "127.0.0.1"
             env["GATEWAY_PORT"] = endpoints["gateway"]?["port"] ?? "0"
+            // Tests check behaviour, not speed: generous deadlines on a shared, loaded machine.
+            env["GATEWAY_RPC_TIMEOUT_MS"] = env["GATEWAY_RPC_TIMEOUT_MS"] ?? "20000"
+            env["GATEWAY_PASSWORD_RPC_TIMEOUT_MS"] = env["GATEWAY_PASSWORD_RPC_TIMEOUT_MS"] ?? "60000"
         }
         return env
     }
@@ -47,7 +55,8 @@ public final class Cluster: @unchecked Sendable {
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
         let process = ServiceProcess(
-            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory)
+            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory,
+            launcher: launchers[service] ?? [])
         let fields = try await process.start()
         processes[service] = process
         endpoints[service] = fields
@@ -66,12 +75,18 @@ public final class Cluster: @unchecked Sendable {
     /// SIGKILL, wait.
     public func kill(_ service: String) { processes[service]?.kill() }
 
-    /// An RPC client to a started service. Calls that name no deadline get 10 s: these tests
+    /// SIGSTOP (see `ServiceProcess.pause`).
+    public func pause(_ service: String) { processes[service]?.pause() }
+
+    /// SIGCONT.
+    public func resume(_ service: String) { processes[service]?.resume() }
+
+    /// An RPC client to a started service. Calls that name no deadline get 60 s: these tests
     /// check behaviour, not speed, on shared machines where a busy moment can take seconds.
     public func client(_ service: String, context: ZMQContext) throws -> RPCClient {
         try RPCClient(
             service: service, endpoint: endpoints[service]!["rpc"]!, context: context,
-            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 10_000)
+            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 60_000)
     }
 
     /// The gateway's HTTP port.
@@ -87,7 +102,7 @@ public final class Cluster: @unchecked Sendable {
 
 /// Waits until `client` can reach its service (a ping answered), polling with short RPC
 /// deadlines rather than sleeping.
-public func waitUntilReachable(_ client: RPCClient, timeoutMs: Int64 = 10_000) async throws {
+public func waitUntilReachable(_ client: RPCClient, timeoutMs: Int64 = 60_000) async throws {
     let end = Timestamp.nowMs() + timeoutMs
     while true {
         do {

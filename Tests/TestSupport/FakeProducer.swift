@@ -54,7 +54,9 @@ public final class FakeProducer: Sendable {
 }
 
 /// A fake AuthService: an in-memory directory of identities that answers `auth.lookup_users`
-/// and publishes `auth.user.registered` / `auth.user.changed` like the real one (no passwords).
+/// (at most 1,000 ids and 1,000 usernames per request, as the real one) and publishes
+/// `auth.user.registered` / `auth.users.imported` / `auth.user.changed` like the real one (no
+/// passwords).
 public final class FakeAuth: Sendable {
     public let producer: FakeProducer
     private let directory = IdentityDirectory()
@@ -66,8 +68,8 @@ public final class FakeAuth: Sendable {
         let directory = self.directory
         producer.host.on(Auth.LookupUsers.self) { request, _ in
             guard answersLookups else { return .init(users: []) }
-            let names = Set(request.usernames.map { $0.lowercased() })
-            let ids = Set(request.ids)
+            let names = Set(request.usernames.prefix(1_000).map { $0.lowercased() })
+            let ids = Set(request.ids.prefix(1_000))
             let found = directory.users.withLock { all in
                 all.values.filter { ids.contains($0.id) || names.contains($0.username) }
             }
@@ -91,6 +93,15 @@ public final class FakeAuth: Sendable {
                 for i in identities { try tx.emit(Auth.UserRegistered(identity: i)) }
             }
         }
+        return identities
+    }
+
+    /// Creates identities as `auth.import_users` does (id `u-<username>`, version 1), published
+    /// as one `auth.users.imported` unless `publish` is false.
+    @discardableResult
+    public func importUsers(_ usernames: [String], publish: Bool = true) async throws -> [Identity] {
+        let identities = try await register(usernames, publish: false)
+        if publish { try await producer.emit(Auth.UsersImported(identities: identities)) }
         return identities
     }
 

@@ -82,6 +82,7 @@ public final class SSEClient: Sendable {
                         current = (nil, nil, [])
                     } else if line.hasPrefix(":") {
                         box.state.withLock { $0.comments += 1 }
+                        box.notify()
                     } else {
                         let parts = line.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
                         let key = String(parts[0])
@@ -107,15 +108,23 @@ public final class SSEClient: Sendable {
     public var isClosed: Bool { box.state.withLock { $0.closed } }
     public var status: Int? { box.state.withLock { $0.status } }
 
+    /// Waits until the gateway has registered the stream: its first comment (`: connected`) has
+    /// arrived (true), or the stream closed or `timeout` seconds passed first (false). A live
+    /// stream gets only what is created after this point.
+    public func waitUntilOpen(timeout: Double = 60) async -> Bool {
+        await box.wait(timeout: timeout) { $0.comments >= 1 || $0.closed }
+        return comments >= 1
+    }
+
     /// Waits until `count` events arrived (true), or the stream closed or `timeout` seconds
     /// passed first (false). Woken by the reader thread, not by polling.
-    public func waitFor(count: Int, timeout: Double = 10) async -> Bool {
+    public func waitFor(count: Int, timeout: Double = 60) async -> Bool {
         await box.wait(timeout: timeout) { $0.events.count >= count || $0.closed }
         return events.count >= count
     }
 
     /// Waits until the server closed the stream. - Returns: whether it closed within `timeout` s.
-    public func waitForClose(timeout: Double = 10) async -> Bool {
+    public func waitForClose(timeout: Double = 60) async -> Bool {
         await box.wait(timeout: timeout) { $0.closed }
         return isClosed
     }

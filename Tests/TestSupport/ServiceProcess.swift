@@ -17,6 +17,9 @@ public final class ServiceProcess: @unchecked Sendable {
     public let name: String
     public let environment: [String: String]
     public let logPath: String
+    /// A command the executable is started through (its path is appended as the last argument),
+    /// e.g. `TestDNSServer.launcher`; empty: started directly.
+    public let launcher: [String]
     private let lock = NSLock()
     private var process: Process?
 
@@ -37,10 +40,13 @@ public final class ServiceProcess: @unchecked Sendable {
     /// - Parameters:
     ///   - name: executable name, e.g. `AuthService`.
     ///   - environment: added to the test's own environment.
-    public init(_ name: String, environment: [String: String], logDirectory: String) {
+    ///   - launcher: see the property. The command must end by exec'ing the executable, so that
+    ///     `pid`, `stop()` and `kill()` reach the service itself.
+    public init(_ name: String, environment: [String: String], logDirectory: String, launcher: [String] = []) {
         self.name = name
         self.environment = environment
         self.logPath = "\(logDirectory)/\(name)-\(RandomID.make().prefix(6)).log"
+        self.launcher = launcher
     }
 
     /// Starts the process and waits (up to `timeout` seconds) for its ready line.
@@ -48,7 +54,13 @@ public final class ServiceProcess: @unchecked Sendable {
     /// - Throws: `TestSupportError` if it exits or does not get ready in time.
     public func start(timeout: Double = 60) async throws -> [String: String] {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "\(Self.productsDirectory)/\(name)")
+        let executable = "\(Self.productsDirectory)/\(name)"
+        if let command = launcher.first {
+            p.executableURL = URL(fileURLWithPath: command)
+            p.arguments = Array(launcher.dropFirst()) + [executable]
+        } else {
+            p.executableURL = URL(fileURLWithPath: executable)
+        }
         p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let out = Pipe()
         p.standardOutput = out
@@ -57,6 +69,13 @@ public final class ServiceProcess: @unchecked Sendable {
         p.standardInput = FileHandle.nullDevice
         try p.run()
         lock.withLock { process = p }
+        // Not ready in time: kill it, so the reader below sees end of file and throws.
+        let pid = p.processIdentifier
+        let watchdog = Task.detached {
+            try await Task.sleep(for: .seconds(timeout))
+            Foundation.kill(pid, SIGKILL)
+        }
+        defer { watchdog.cancel() }
         let handle = out.fileHandleForReading
         let path = logPath
         let name = self.name
@@ -86,20 +105,24 @@ public final class ServiceProcess: @unchecked Sendable {
                 }
             }
             thread.start()
-            _ = timeout
         }
     }
 
     /// The process id, while running.
     public var pid: Int32? { lock.withLock { process?.processIdentifier } }
 
-    /// Sends SIGTERM and waits for exit; returns the seconds it took (nil if it was not running).
+    /// Sends SIGTERM and waits for exit, sending SIGKILL after `grace` seconds; returns the
+    /// seconds it took (nil if it was not running).
     @discardableResult
-    public func stop() -> Double? {
+    public func stop(grace: Double = 30) -> Double? {
         guard let p = lock.withLock({ process }) else { return nil }
         let t0 = Date()
         if p.isRunning { p.terminate() }
+        let pid = p.processIdentifier
+        let escalation = DispatchWorkItem { Foundation.kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + grace, execute: escalation)
         p.waitUntilExit()
+        escalation.cancel()
         lock.withLock { process = nil }
         return Date().timeIntervalSince(t0)
     }
@@ -110,6 +133,17 @@ public final class ServiceProcess: @unchecked Sendable {
         if p.isRunning { Foundation.kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         lock.withLock { process = nil }
+    }
+
+    /// Freezes the process (SIGSTOP): it keeps its sockets but runs no code, as a process
+    /// stalled by the machine would.
+    public func pause() {
+        if let pid { Foundation.kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    public func resume() {
+        if let pid { Foundation.kill(pid, SIGCONT) }
     }
 
     /// Exit status after `stop()`/`kill()` or a crash.

@@ -30,9 +30,11 @@ final class PasswordHasher: Sendable {
     private let dummyHash: String
 
     /// Computes the dummy hash (one argon2id run, synchronously). Call after `sodium_init()`.
+    /// - Parameter slots: the hashing slots (default: a new semaphore of `concurrency` permits);
+    ///   tests pass one whose permits they hold, to put the hasher in a known state.
     /// - Throws: `ServiceError.internal` if libsodium cannot hash (out of memory).
-    init(concurrency: Int, queueLimit: Int) throws {
-        slots = AsyncSemaphore(permits: concurrency)
+    init(concurrency: Int, queueLimit: Int, slots: AsyncSemaphore? = nil) throws {
+        self.slots = slots ?? AsyncSemaphore(permits: concurrency)
         self.queueLimit = queueLimit
         self.concurrency = max(1, concurrency)
         var random = [UInt8](repeating: 0, count: 32)

@@ -1,36 +1,59 @@
-/// AuthService's tables, applied in order by `PRAGMA user_version`.
+import Shared
+
+/// AuthService's tables (migrations, oldest first).
 ///
-/// - `users`: one row per account; `username` and `email` are stored normalised (lower-case),
-///   so their UNIQUE constraints are case-insensitive. `password_hash` is an argon2id PHC string.
-/// - `sessions`: `token_hash` is the hex SHA-256 of the bearer token (never the token);
-///   times are Unix ms; `revoked_at` is set on logout. Expired and revoked sessions are deleted
-///   by `SessionPurge` (migrations 2 and 3 index `expires_at` and `revoked_at` for it, so a
-///   purge reads only the rows it deletes).
-/// - `login_failures`: failed (or in-progress) login attempts per login identifier, stored as
-///   a SHA-256 digest; used for throttling and pruned past the window.
+/// - `users`: accounts: `id` (32 hex digits), lower-case unique `username` and `email`, the
+///   argon2id PHC string, `version` (bumped on each identity change, for replicas), creation
+///   time (Unix ms).
+/// - `sessions`: `token_hash` is the SHA-256 of the bearer token (the token itself is never
+///   stored); expiry and revocation times in Unix ms. Expired and revoked rows are deleted by
+///   `SessionPurge` (indexed on `expires_at` and `revoked_at`, so a purge reads only what it deletes).
+/// - `login_failures`: failed login attempts for throttling: SHA-256 keys of the account (or of
+///   the login identifier when no account matches) and of the client address, and the time.
 enum AuthSchema {
-    static let migrations = [
-        """
-        CREATE TABLE users(
-            id TEXT PRIMARY KEY,
-            username TEXT NOT NULL UNIQUE,
-            email TEXT NOT NULL UNIQUE,
-            password_hash TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            created_at INTEGER NOT NULL);
-        CREATE TABLE sessions(
-            id TEXT PRIMARY KEY,
-            token_hash TEXT NOT NULL UNIQUE,
-            user_id TEXT NOT NULL REFERENCES users(id),
-            created_at INTEGER NOT NULL,
-            expires_at INTEGER NOT NULL,
-            revoked_at INTEGER);
-        CREATE INDEX sessions_by_user ON sessions(user_id);
-        CREATE TABLE login_failures(login TEXT NOT NULL, at INTEGER NOT NULL);
-        CREATE INDEX login_failures_by_login ON login_failures(login, at);
-        CREATE INDEX login_failures_by_time ON login_failures(at);
-        """,
-        "CREATE INDEX sessions_by_expiry ON sessions(expires_at)",
-        "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL",
+    /// The migrations from before they were named (`user_version` 1...3).
+    static let legacy = [
+        Migration(
+            "auth.1-accounts-sessions",
+            """
+            CREATE TABLE users(
+                id TEXT PRIMARY KEY,
+                username TEXT NOT NULL UNIQUE,
+                email TEXT NOT NULL UNIQUE,
+                password_hash TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                created_at INTEGER NOT NULL);
+            CREATE TABLE sessions(
+                id TEXT PRIMARY KEY,
+                token_hash TEXT NOT NULL UNIQUE,
+                user_id TEXT NOT NULL REFERENCES users(id),
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL,
+                revoked_at INTEGER);
+            CREATE INDEX sessions_by_user ON sessions(user_id);
+            CREATE TABLE login_failures(login TEXT NOT NULL, at INTEGER NOT NULL);
+            CREATE INDEX login_failures_by_login ON login_failures(login, at);
+            CREATE INDEX login_failures_by_time ON login_failures(at);
+            """),
+        Migration("auth.2-sessions-by-expiry", "CREATE INDEX sessions_by_expiry ON sessions(expires_at)"),
+        Migration(
+            "auth.3-sessions-revoked",
+            "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL"),
     ]
+
+    static let migrations =
+        legacy + [
+            // Throttling per (account, client address), per address and per account: the old
+            // per-identifier rows cannot be split by address; they expire within the window anyway.
+            Migration(
+                "auth.4-login-failures-by-address",
+                """
+                DROP TABLE login_failures;
+                CREATE TABLE login_failures(
+                    account_key TEXT NOT NULL, address_key TEXT NOT NULL, at INTEGER NOT NULL);
+                CREATE INDEX login_failures_by_account ON login_failures(account_key, at);
+                CREATE INDEX login_failures_by_address ON login_failures(address_key, at);
+                CREATE INDEX login_failures_by_time ON login_failures(at);
+                """)
+        ]
 }

@@ -1,84 +1,95 @@
 import Shared
 
-/// Login throttling per login identifier, persisted in `login_failures`.
+/// Login throttling that a stranger cannot turn against a user (OWASP Authentication Cheat
+/// Sheet, "Protect against automated attacks"; ASVS 4.0 V2.2.1).
 ///
-/// Attempts for one identifier run one at a time (`attempt`), so checking the count, verifying
-/// the password and recording the outcome cannot interleave: concurrent guesses cannot slip
-/// past the limit, and concurrent correct logins are never counted as failures. When
-/// `maxFailures` failures lie within the window, attempts get 429 `too_many_attempts` with
-/// `retryAfter` = seconds until the oldest of them leaves the window. Unknown accounts are
-/// throttled the same way, so the answer never reveals whether an account exists. A successful
-/// login deletes the identifier's failures (`clear`, inside the session's transaction).
+/// Failures are counted three ways, each with its own limit (`Policy`):
+/// - per account *and* client address (5 in 15 minutes): the guesser is refused, while the
+///   account's owner signing in from another address still gets in;
+/// - per client address across accounts (50 in 15 minutes): one address cannot spray guesses
+///   over many accounts;
+/// - per account across addresses (100 in an hour, ASVS V2.2.1's ceiling): guesses spread over
+///   many addresses stay bounded. Past it the account refuses every address until the hour has
+///   passed — the price of the ceiling, reached only by an attack from more than 20 addresses.
+///
+/// When no account matches the login identifier, the identifier stands in for the account, so
+/// the answers never reveal whether an account exists. Over a limit, attempts get 429
+/// `too_many_attempts` with `retryAfter` = seconds until the oldest counted failure leaves its
+/// window. Attempts for one (account, address) pair run one at a time, so concurrent guesses
+/// cannot slip past the pair limit and concurrent correct logins are never counted as failures
+/// (the address and account limits may be overshot by the number of attempts in flight). A
+/// successful login clears the pair's failures.
 struct LoginThrottle: Sendable {
-    let database: Database
-    let maxFailures: Int
-    /// Window length in ms.
-    let windowMs: Int64
+    /// The limits (environment variables in parentheses).
+    struct Policy: Sendable {
+        /// Failures per (account, address) within the window (`AUTH_LOGIN_MAX_FAILURES`, 5).
+        var maxFailuresPerAccountAndAddress = 5
+        /// The window in seconds (`AUTH_LOGIN_WINDOW_SECONDS`, 900 = 15 minutes).
+        var windowSeconds = 15 * 60
+        /// Failures per address across accounts within the window
+        /// (`AUTH_LOGIN_MAX_FAILURES_PER_ADDRESS`, 50).
+        var maxFailuresPerAddress = 50
+        /// Failures per account across addresses within an hour
+        /// (`AUTH_LOGIN_MAX_FAILURES_PER_ACCOUNT_HOUR`, 100: ASVS V2.2.1).
+        var maxFailuresPerAccountPerHour = 100
+    }
+
+    let store: any LoginFailureStore
+    let policy: Policy
+    let clock: Clock
     private let locks = KeyedLock()
 
-    init(database: Database, maxFailures: Int, windowMs: Int64) {
-        self.database = database
-        self.maxFailures = maxFailures
-        self.windowMs = windowMs
+    init(store: any LoginFailureStore, policy: Policy, clock: Clock) {
+        self.store = store
+        self.policy = policy
+        self.clock = clock
     }
 
-    /// The key stored for a login identifier: SHA-256 of its trimmed lower-cased form (the
-    /// identifier may be a mistyped password, so it is not stored as typed).
-    static func key(_ login: String) -> String {
-        SessionToken.digest("login:" + login.trimmingWhitespace().lowercased())
+    /// The key for an attempt: the account when one matches the identifier, else the identifier
+    /// (trimmed, lower-cased); and the client address (`unknown` when the caller gave none).
+    static func key(accountId: String?, login: String, clientAddress: String?) -> LoginFailureKey {
+        LoginFailureKey(
+            account: SessionToken.digest(accountId.map { "account:" + $0 } ?? "login:" + login),
+            address: SessionToken.digest("address:" + (clientAddress ?? "unknown")))
     }
 
-    /// The key stored for an existing account: failures count per account, whichever of its
-    /// identifiers (username or email) was typed.
-    static func accountKey(_ userId: String) -> String {
-        SessionToken.digest("account:" + userId)
-    }
-
-    /// Runs one login attempt for `key`: throws 429 when over the limit, otherwise runs `body`
-    /// and records a failure when it throws `failure`.
+    /// Runs one login attempt: throws 429 when over a limit, otherwise runs `body` and records a
+    /// failure when it throws `failure`.
     /// - Throws: 429 `too_many_attempts` (with `retryAfter` seconds, ≥ 1), or what `body` throws.
-    func attempt<T: Sendable>(key: String, failure: ServiceError, _ body: () async throws -> T)
+    func attempt<T: Sendable>(_ key: LoginFailureKey, failure: ServiceError, _ body: () async throws -> T)
         async throws -> T
     {
-        try await locks.withLock(key) {
-            try await check(key: key)
+        try await locks.withLock(key.account + key.address) {
+            try await check(key)
             do {
                 return try await body()
             } catch let error as ServiceError where error == failure {
-                try await recordFailure(key: key)
+                let now = clock.now()
+                try await store.record(key, now: now, keepAfter: now - max(windowMs, hourMs))
                 throw error
             }
         }
     }
 
-    /// Deletes `key`'s failures (call in the transaction that completes a successful login).
-    static func clear(key: String, _ tx: Transaction) throws {
-        try tx.query("DELETE FROM login_failures WHERE login = ?", [key])
-    }
+    private var windowMs: Int64 { Int64(policy.windowSeconds) * 1000 }
+    private let hourMs: Int64 = 3_600_000
 
-    private func check(key: String) async throws {
-        let now = Timestamp.nowMs()
-        let windowMs = self.windowMs
-        let times = try await database.read { c in
-            try c.query(
-                "SELECT at FROM login_failures WHERE login = ? AND at > ? ORDER BY at",
-                [key, now - windowMs]
-            )
-            .map { $0.int(0) }
+    private func check(_ key: LoginFailureKey) async throws {
+        let now = clock.now()
+        let recent = try await store.recent(
+            key, pairSince: now - windowMs, addressSince: now - windowMs, accountSince: now - hourMs)
+        // The latest moment at which every exceeded limit is back under it.
+        var freedAt: Int64?
+        for (times, limit, window) in [
+            (recent.pair, policy.maxFailuresPerAccountAndAddress, windowMs),
+            (recent.address, policy.maxFailuresPerAddress, windowMs),
+            (recent.account, policy.maxFailuresPerAccountPerHour, hourMs),
+        ] where times.count >= limit {
+            freedAt = max(freedAt ?? 0, times[times.count - limit] + window)
         }
-        guard times.count >= maxFailures else { return }
-        let freedAt = times[times.count - maxFailures] + windowMs
+        guard let freedAt else { return }
         throw ServiceError(
             code: "too_many_attempts", message: "too many failed logins; try again later", status: 429,
             retryAfter: max(1, Int((freedAt - now + 999) / 1000)))
-    }
-
-    private func recordFailure(key: String) async throws {
-        let windowMs = self.windowMs
-        try await database.write { tx in
-            let now = Timestamp.nowMs()
-            try tx.query("DELETE FROM login_failures WHERE at <= ?", [now - windowMs])  // prune every identifier
-            try tx.query("INSERT INTO login_failures(login, at) VALUES (?, ?)", [key, now])
-        }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import Shared
 
 /// An RFC 9457 problem details reply (`application/problem+json`):
@@ -9,39 +8,51 @@ struct Problem: Error, Sendable {
     var code: String
     var detail: String
     var errors: [FieldError]?
-    /// Seconds for `Retry-After` (429, 503).
+    /// Seconds for `Retry-After` (RFC 9110 §10.2.3; 429, 503).
     var retryAfter: Int?
-    /// Extra response headers (e.g. `WWW-Authenticate`).
+    /// Extra response headers (e.g. `WWW-Authenticate`, `Allow`).
     var extraHeaders: [(String, String)] = []
 
-    /// The `type` URI: a stable, dereferenceable-in-principle name per code.
-    var type: String {
-        "https://docs.insta.example/problems/\(code.replacingOccurrences(of: "_", with: "-"))"
+    /// The `type` URI: a stable name per code (RFC 9457 §3.1.1).
+    var type: String { "https://docs.insta.example/problems/\(code.replacingOccurrences(of: "_", with: "-"))" }
+
+    private struct Body: Encodable {
+        var type: String
+        var title: String
+        var status: Int
+        var detail: String
+        var code: String
+        var errors: [FieldError]?
+
+        func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(type, forKey: .type)
+            try c.encode(title, forKey: .title)
+            try c.encode(status, forKey: .status)
+            try c.encode(detail, forKey: .detail)
+            try c.encode(code, forKey: .code)
+            if let errors, !errors.isEmpty { try c.encode(errors, forKey: .errors) }  // only for validation
+        }
+        enum CodingKeys: String, CodingKey { case type, title, status, detail, code, errors }
     }
 
     var response: HTTPResponse {
-        var object: [String: Any] = [
-            "type": type, "title": HTTPStatus.reason(status), "status": status, "detail": detail,
-            "code": code,
-        ]
-        if let errors, !errors.isEmpty {
-            object["errors"] = errors.map { ["field": $0.field, "code": $0.code, "message": $0.message] }
-        }
+        let body = Body(type: type, title: HTTPStatus.reason(status), status: status, detail: detail, code: code, errors: errors)
         var headers = [("Content-Type", "application/problem+json")]
         if let retryAfter { headers.append(("Retry-After", "\(retryAfter)")) }
         headers += extraHeaders
-        return HTTPResponse(status: status, headers: headers, body: JSONOut.bytes(object))
+        return HTTPResponse(status: status, headers: headers, body: (try? JSONWriter.encode(body)) ?? [])
     }
 
-    /// Maps a service error (or an RPC transport error) to problem details.
-    /// Envelope-level errors (a message the service does not know, a deadline passed, a
-    /// service stopping) are the gateway's problem, not the client's: 502, 504 and 503.
+    /// Maps a service error (or an RPC transport error) to problem details. Envelope-level
+    /// errors (a message the service does not know, a deadline passed, a service stopping) are
+    /// the gateway's problem, not the client's: 502, 504 and 503.
     init(_ error: ServiceError) {
         self.status = (400...599).contains(error.status) ? error.status : 500
         self.code = error.code
         self.detail = error.message
         self.errors = error.fields
-        self.retryAfter = error.retryAfter ?? (error.status == 429 ? 1 : nil)
+        self.retryAfter = error.retryAfter ?? (error.status == 429 || error.status == 503 ? 1 : nil)
         switch error.code {
         case "unknown_type", "malformed_body", "malformed_envelope", "unsupported_version":
             (status, code, errors) = (502, "bad_gateway", nil)
@@ -54,9 +65,7 @@ struct Problem: Error, Sendable {
         }
     }
 
-    init(
-        status: Int, code: String, detail: String, errors: [FieldError]? = nil, retryAfter: Int? = nil
-    ) {
+    init(status: Int, code: String, detail: String, errors: [FieldError]? = nil, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.detail = detail
@@ -64,9 +73,8 @@ struct Problem: Error, Sendable {
         self.retryAfter = retryAfter
     }
 
-    static func invalidField(_ field: String, _ message: String, code: String = "invalid_field")
-        -> Problem
-    {
+    /// 400 `invalid_field` naming `field` (the field's own `code` in `errors`).
+    static func invalidField(_ field: String, _ message: String, code: String = "invalid_field") -> Problem {
         Problem(
             status: 400, code: "invalid_field", detail: "\(field): \(message)",
             errors: [FieldError(field: field, code: code, message: message)])
@@ -74,62 +82,26 @@ struct Problem: Error, Sendable {
     static func unknownField(_ field: String) -> Problem {
         Problem(
             status: 400, code: "unknown_field", detail: "unknown field `\(field)`",
-            errors: [
-                FieldError(field: field, code: "unknown_field", message: "is not a field of this request")
-            ])
+            errors: [FieldError(field: field, code: "unknown_field", message: "is not a field of this request")])
     }
-    static func malformedJSON(_ detail: String) -> Problem {
-        Problem(status: 400, code: "malformed_json", detail: detail)
-    }
-    static func unsupportedMediaType(_ type: String) -> Problem {
+    static func malformedJSON(_ detail: String, field: String? = nil) -> Problem {
         Problem(
-            status: 415, code: "unsupported_media_type",
-            detail: "the body must be application/json, not \(type)")
+            status: 400, code: "malformed_json", detail: detail,
+            errors: field.map { [FieldError(field: $0, code: "malformed_json", message: detail)] })
     }
-    static func payloadTooLarge(_ limit: Int) -> Problem {
-        Problem(status: 413, code: "payload_too_large", detail: "the body is over \(limit) bytes")
+    static func unsupportedMediaType(_ detail: String) -> Problem {
+        Problem(status: 415, code: "unsupported_media_type", detail: detail)
     }
-    static func unauthorized(_ detail: String) -> Problem {
-        Problem(status: 401, code: "unauthorized", detail: detail)
+    static func unauthorized(_ code: String, _ detail: String) -> Problem {
+        var p = Problem(status: 401, code: code, detail: detail)
+        p.extraHeaders.append(("WWW-Authenticate", "Bearer"))  // RFC 6750 §3
+        return p
     }
-    static func notFound(_ detail: String) -> Problem {
-        Problem(status: 404, code: "not_found", detail: detail)
-    }
-    static func methodNotAllowed(_ method: String, allowed: [String]) -> Problem {
-        Problem(
-            status: 405, code: "method_not_allowed",
-            detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))")
-    }
+    static func notFound(_ detail: String) -> Problem { Problem(status: 404, code: "not_found", detail: detail) }
     static func serviceUnavailable(_ detail: String) -> Problem {
         Problem(status: 503, code: "service_unavailable", detail: detail, retryAfter: 1)
     }
     static func internalError() -> Problem {
         Problem(status: 500, code: "internal_error", detail: "an unexpected error occurred")
-    }
-}
-
-/// Reason phrases (RFC 9110 §15) used as problem titles.
-enum HTTPStatus {
-    static func reason(_ status: Int) -> String {
-        switch status {
-        case 200: "OK"
-        case 201: "Created"
-        case 204: "No Content"
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 409: "Conflict"
-        case 413: "Content Too Large"
-        case 415: "Unsupported Media Type"
-        case 422: "Unprocessable Content"
-        case 429: "Too Many Requests"
-        case 500: "Internal Server Error"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        default: "HTTP \(status)"
-        }
     }
 }

@@ -1,15 +1,23 @@
 import Foundation
-import Synchronization
+import Shared
 
 /// The gateway's Prometheus metrics (text exposition format 0.0.4):
 /// `http_requests_total{route,method,status}`, `http_request_duration_seconds{route}` (histogram),
 /// `rpc_calls_total{service,type,outcome}`, `rpc_call_duration_seconds{service}` (histogram),
-/// `sse_open_streams`, `events_delivered_total`, `events_dropped_total`, `events_received_total{producer}`.
+/// `sse_open_streams`, `http_open_connections`, `events_delivered_total`, `events_dropped_total`,
+/// `events_received_total{producer}`, `stream_repairs_total{outcome}` (live notifications read
+/// from NotificationService because delivery missed them: `filled` notifications, `head_behind`
+/// channels found behind by a heads check, `failed` reads), `stream_channels` (recipients
+/// subscribed to).
+///
+/// Clients cannot shape it: every label value comes from a closed set (route templates or
+/// `unmatched`, the standard methods or `other`, status codes, the services' names and message
+/// types, fixed outcomes), and every label value is escaped as the text format requires.
 final class Metrics: Sendable {
     /// Histogram upper bounds in seconds.
-    static let buckets: [Double] = [
-        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
-    ]
+    static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+    /// Methods counted by name (RFC 9110 §9); anything else is `other`.
+    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 
     struct Histogram {
         var counts = [Int](repeating: 0, count: Metrics.buckets.count)
@@ -30,14 +38,17 @@ final class Metrics: Sendable {
         var eventsReceived: [String: Int] = [:]
         var delivered = 0
         var dropped = 0
+        var repairs: [String: Int] = [:]
     }
-    private let state = Mutex(State())
-    /// Reads the open-stream count at render time.
-    let openStreams: @Sendable () -> Int
+    private let state = Locked(State())
+    /// Reads the gauges at render time.
+    let gauges: @Sendable () -> (streams: Int, connections: Int, channels: Int)
 
-    init(openStreams: @escaping @Sendable () -> Int) { self.openStreams = openStreams }
+    init(gauges: @escaping @Sendable () -> (streams: Int, connections: Int, channels: Int)) { self.gauges = gauges }
 
+    /// Counts a request. `route` is a template or `unmatched`; an unknown method counts as `other`.
     func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+        let method = Self.methods.contains(method) ? method : "other"
         state.withLock { s in
             s.requests[[route, method, "\(status)"], default: 0] += 1
             s.requestDurations[route, default: Histogram()].observe(seconds)
@@ -51,67 +62,80 @@ final class Metrics: Sendable {
         }
     }
 
-    func eventReceived(producer: String) {
-        state.withLock { $0.eventsReceived[producer, default: 0] += 1 }
-    }
+    func eventReceived(producer: String, _ n: Int = 1) { state.withLock { $0.eventsReceived[producer, default: 0] += n } }
     func eventDelivered(_ n: Int = 1) { state.withLock { $0.delivered += n } }
     func eventDropped(_ n: Int = 1) { state.withLock { $0.dropped += n } }
+    /// `outcome`: `filled`, `head_behind` or `failed`.
+    func streamRepair(_ outcome: String, _ n: Int = 1) { state.withLock { $0.repairs[outcome, default: 0] += n } }
 
     /// The exposition text.
     func render() -> String {
         let s = state.withLock { $0 }
+        let (streams, connections, channels) = gauges()
         var out = ""
         out += "# HELP http_requests_total HTTP requests by route template, method and status.\n"
         out += "# TYPE http_requests_total counter\n"
         for (k, v) in s.requests.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out +=
-                "http_requests_total{route=\"\(Self.escape(k[0]))\",method=\"\(k[1])\",status=\"\(k[2])\"} \(v)\n"
+            out += "http_requests_total{route=\"\(Self.escape(k[0]))\",method=\"\(Self.escape(k[1]))\",status=\"\(k[2])\"} \(v)\n"
         }
         out += "# HELP http_request_duration_seconds HTTP request latency by route template.\n"
         out += "# TYPE http_request_duration_seconds histogram\n"
         for (route, h) in s.requestDurations.sorted(by: { $0.key < $1.key }) {
-            out += Self.histogram(
-                "http_request_duration_seconds", label: "route=\"\(Self.escape(route))\"", h)
+            out += Self.histogram("http_request_duration_seconds", label: "route=\"\(Self.escape(route))\"", h)
         }
         out += "# HELP rpc_calls_total Service calls by service, message type and outcome.\n"
         out += "# TYPE rpc_calls_total counter\n"
         for (k, v) in s.rpcCalls.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            out += "rpc_calls_total{service=\"\(k[0])\",type=\"\(k[1])\",outcome=\"\(k[2])\"} \(v)\n"
+            out += "rpc_calls_total{service=\"\(Self.escape(k[0]))\",type=\"\(Self.escape(k[1]))\",outcome=\"\(k[2])\"} \(v)\n"
         }
         out += "# HELP rpc_call_duration_seconds Service call latency by service.\n"
         out += "# TYPE rpc_call_duration_seconds histogram\n"
         for (service, h) in s.rpcDurations.sorted(by: { $0.key < $1.key }) {
-            out += Self.histogram("rpc_call_duration_seconds", label: "service=\"\(service)\"", h)
+            out += Self.histogram("rpc_call_duration_seconds", label: "service=\"\(Self.escape(service))\"", h)
         }
         out += "# HELP sse_open_streams Open notification streams.\n# TYPE sse_open_streams gauge\n"
-        out += "sse_open_streams \(openStreams())\n"
-        out +=
-            "# HELP events_received_total Events received from producers.\n# TYPE events_received_total counter\n"
+        out += "sse_open_streams \(streams)\n"
+        out += "# HELP http_open_connections Open client connections.\n# TYPE http_open_connections gauge\n"
+        out += "http_open_connections \(connections)\n"
+        out += "# HELP events_received_total Events received from producers.\n# TYPE events_received_total counter\n"
         for (p, v) in s.eventsReceived.sorted(by: { $0.key < $1.key }) {
-            out += "events_received_total{producer=\"\(p)\"} \(v)\n"
+            out += "events_received_total{producer=\"\(Self.escape(p))\"} \(v)\n"
         }
-        out +=
-            "# HELP events_delivered_total Notification events written to streams.\n# TYPE events_delivered_total counter\n"
-        out += "events_delivered_total \(s.delivered)\n"
-        out +=
-            "# HELP events_dropped_total Notification events not written because a stream's buffer overflowed.\n"
-        out += "# TYPE events_dropped_total counter\n"
-        out += "events_dropped_total \(s.dropped)\n"
+        out += "# HELP events_delivered_total Notification events written to streams.\n"
+        out += "# TYPE events_delivered_total counter\nevents_delivered_total \(s.delivered)\n"
+        out += "# HELP events_dropped_total Notification events not written because a stream's buffer overflowed.\n"
+        out += "# TYPE events_dropped_total counter\nevents_dropped_total \(s.dropped)\n"
+        out += "# HELP stream_repairs_total Live notifications read again because delivery missed them.\n"
+        out += "# TYPE stream_repairs_total counter\n"
+        for (k, v) in s.repairs.sorted(by: { $0.key < $1.key }) {
+            out += "stream_repairs_total{outcome=\"\(Self.escape(k))\"} \(v)\n"
+        }
+        out += "# HELP stream_channels Recipients whose notifications this gateway subscribes to.\n"
+        out += "# TYPE stream_channels gauge\nstream_channels \(channels)\n"
         return out
     }
 
-    private static func histogram(_ name: String, label: String, _ h: Histogram) -> String {
+    static func histogram(_ name: String, label: String, _ h: Histogram) -> String {
         var out = ""
-        for (i, bound) in buckets.enumerated() {
-            out += "\(name)_bucket{\(label),le=\"\(bound)\"} \(h.counts[i])\n"
-        }
+        for (i, bound) in buckets.enumerated() { out += "\(name)_bucket{\(label),le=\"\(bound)\"} \(h.counts[i])\n" }
         out += "\(name)_bucket{\(label),le=\"+Inf\"} \(h.count)\n"
         out += "\(name)_sum{\(label)} \(h.sum)\n"
         out += "\(name)_count{\(label)} \(h.count)\n"
         return out
     }
 
-    private static func escape(_ s: String) -> String {
-        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    /// A label value escaped per the text format: `\` → `\\`, `"` → `\"`, line feed → `\n`.
+    static func escape(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for c in s.unicodeScalars {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
     }
 }

@@ -1,8 +1,13 @@
 import Foundation
 
-/// The gateway's public HTTP API (docs/API.md) as the load test uses it, over `CurlEngine`.
+/// The gateway's public HTTP API (docs/API.md) as the load test uses it, over `CurlEngine`:
+/// requests on `engine`, notification streams on `streams`. Two engines, two connection caches:
+/// libcurl looks for a reusable connection among every connection of its multi handle to the
+/// host, so with 10,000 streams in the same one each request scanned 10,000 connections, and
+/// the load test, not the system, capped a likes run near 1,000 requests a second.
 struct GatewayAPI: Sendable {
     let engine: CurlEngine
+    let streams: CurlEngine
     /// `http://host:port` without a trailing slash.
     let baseURL: String
 

@@ -58,7 +58,7 @@ final class StreamSet: Sendable {
                     }
                     if status == 0 { state.withLock { $0.failed[0, default: 0] += 1 } }
                 })
-            api.engine.openStream(
+            api.streams.openStream(
                 HTTPRequest(
                     method: "GET", url: api.baseURL + "/v1/notifications/stream",
                     token: population.users[u].token), handlers: handlers)

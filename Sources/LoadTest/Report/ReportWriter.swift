@@ -72,7 +72,14 @@ enum ReportWriter {
             row("persistence latency", lat(p.latencyMs))
             row(
                 "all persisted within",
-                p.allPersistedWithinMs.map { String(format: "%.0f ms", $0) } ?? "never (missing)")
+                p.allPersistedWithinMs.map { within in
+                    String(format: "%.0f ms", within)
+                        + (p.allPersistedAfterMs.map { String(format: " (and after %.0f ms: the last check that missed)", $0) }
+                            ?? "")
+                } ?? "never (missing)")
+            if let n = p.checkRequests, let every = p.effectiveCheckIntervalMs {
+                row("persistence checks", String(format: "%d list requests, each list read every %.0f ms", n, every))
+            }
         }
         if let b = r.baseline {
             row(
@@ -80,6 +87,31 @@ enum ReportWriter {
                 "\(b.subscribers) SUB, \(b.payloadBytes) B, \(String(format: "%.0f", b.ratePerSecond)) msg/s, received \(b.received)/\(b.expected), lost \(b.lost)"
             )
             row("baseline latency", lat(b.latencyMs))
+        }
+        if let n = r.nchanBaseline {
+            row(
+                "baseline (nginx + nchan)",
+                "\(n.subscribers) SSE, \(n.payloadBytes) B, \(String(format: "%.0f", n.ratePerSecond)) msg/s, received \(n.received)/\(n.expected), lost \(n.lost), dup \(n.duplicates ?? 0), publish errors \(n.publishErrors ?? 0)"
+            )
+            row("nchan latency", lat(n.latencyMs))
+            if let server = n.server { row("nchan server", server) }
+        }
+        if let q = r.baselineRatios {
+            func ratios(_ x: LatencyRatios?) -> String? {
+                guard let x else { return nil }
+                func f(_ v: Double?) -> String { v.map { String(format: "×%.1f", $0) } ?? "n/a" }
+                return "p50 \(f(x.p50))  p99 \(f(x.p99))  max \(f(x.max))"
+            }
+            if let v = ratios(q.systemOverLibzmq) { row("delivery ÷ raw libzmq", v) }
+            if let v = ratios(q.systemOverNchan) { row("delivery ÷ nginx + nchan", v) }
+            if let v = ratios(q.nchanOverLibzmq) { row("nginx + nchan ÷ raw libzmq", v) }
+        }
+        if let m = r.gatewayStreamMemory {
+            row(
+                "gateway memory per stream",
+                String(
+                    format: "%.1f KiB (RSS %.1f → %.1f MiB with %d streams open)", Double(m.bytesPerStream) / 1024,
+                    Double(m.rssBeforeKB) / 1024, Double(m.rssAfterKB) / 1024, m.streams))
         }
         row(
             "peak RSS (VmHWM)",
@@ -101,15 +133,15 @@ enum SVGPlot {
         var s = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(2 * panel + 80))" font-family="sans-serif" font-size="11">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="10" y="18" font-size="14">\(r.scenario): delivery latency over time (ms, log) — blue p50, red p99 per second, grey samples\(r.baseline != nil ? ", green baseline p99" : "")</text>
+            <text x="10" y="18" font-size="14">\(r.scenario): delivery latency over time (ms, log) — blue p50, red p99 per second, grey samples\(r.baseline != nil ? ", green libzmq p99" : "")\(r.nchanBaseline != nil ? ", orange nginx + nchan p99" : "")</text>
 
             """
-        let all = p.delivery.map(\.ms) + p.baseline.map(\.ms)
+        let all = p.delivery.map(\.ms) + p.baseline.map(\.ms) + p.nchan.map(\.ms)
         let lo = max(0.01, min(all.min() ?? 0.1, 0.1))
         let hi = max(10, (all.max() ?? 10) * 1.2)
         let logLo = log10(lo)
         let logHi = log10(hi)
-        let tMax = max(1, (p.delivery.map(\.atS) + p.baseline.map(\.atS)).max() ?? 1)
+        let tMax = max(1, (p.delivery.map(\.atS) + p.baseline.map(\.atS) + p.nchan.map(\.atS)).max() ?? 1)
         let x0 = 60.0
         let x1 = width - 20
         let y0 = 30.0
@@ -148,12 +180,13 @@ enum SVGPlot {
         s += line(r.delivery.timeline, { $0.p50 }, "#1f5fbf")
         s += line(r.delivery.timeline, { $0.p99 }, "#d62728")
         if let b = r.baseline { s += line(b.timeline, { $0.p99 }, "#2ca02c", dash: true) }
+        if let n = r.nchanBaseline { s += line(n.timeline, { $0.p99 }, "#ff7f0e", dash: true) }
 
         // Histogram.
         let hy0 = y1 + 60
         let hy1 = hy0 + panel - 40
         s +=
-            "<text x=\"10\" y=\"\(hy0 - 12)\" font-size=\"14\">latency histogram (count per log bin; blue system, green baseline)</text>\n"
+            "<text x=\"10\" y=\"\(hy0 - 12)\" font-size=\"14\">latency histogram (count per log bin; blue system, green libzmq, orange nginx + nchan)</text>\n"
         let binsPerDecade = 10.0
         let nBins = Int(((logHi - logLo) * binsPerDecade).rounded(.up))
         func bins(_ v: [Double]) -> [Int] {
@@ -166,7 +199,8 @@ enum SVGPlot {
         }
         let sys = bins(p.delivery.map(\.ms))
         let base = bins(p.baseline.map(\.ms))
-        let maxCount = Double(max(1, (sys + base).max() ?? 1))
+        let nchan = bins(p.nchan.map(\.ms))
+        let maxCount = Double(max(1, (sys + base + nchan).max() ?? 1))
         let bw = (x1 - x0) / Double(max(1, nBins))
         s += "<line x1=\"\(x0)\" y1=\"\(hy1)\" x2=\"\(x1)\" y2=\"\(hy1)\" stroke=\"black\"/>\n"
         for k in 0..<sys.count {
@@ -181,6 +215,11 @@ enum SVGPlot {
                 s +=
                     "<rect x=\"\(f(bx))\" y=\"\(f(hy1 - h))\" width=\"\(f(bw * 0.9))\" height=\"\(f(h))\" fill=\"none\" stroke=\"#2ca02c\"/>"
             }
+            if k < nchan.count && nchan[k] > 0 {
+                let h = (hy1 - hy0) * Double(nchan[k]) / maxCount
+                s +=
+                    "<rect x=\"\(f(bx))\" y=\"\(f(hy1 - h))\" width=\"\(f(bw * 0.9))\" height=\"\(f(h))\" fill=\"none\" stroke=\"#ff7f0e\" stroke-dasharray=\"3 2\"/>"
+            }
         }
         s += "\n"
         var decade = logLo.rounded(.up)
@@ -190,7 +229,25 @@ enum SVGPlot {
                 "<text x=\"\(f(tx))\" y=\"\(hy1 + 14)\" text-anchor=\"middle\">\(label(pow(10, decade))) ms</text>"
             decade += 1
         }
-        s += "<text x=\"\(x0)\" y=\"\(hy0)\">max bin \(Int(maxCount))</text>\n</svg>\n"
+        s += "<text x=\"\(x0)\" y=\"\(hy0)\">max bin \(Int(maxCount))</text>\n"
+        // The p99s side by side, with the system's ratio to each baseline.
+        var p99s: [String] = []
+        if r.delivery.latencyMs.count > 0 { p99s.append(String(format: "system %.2f ms", r.delivery.latencyMs.p99)) }
+        if let b = r.baseline {
+            p99s.append(
+                String(format: "libzmq %.2f ms", b.latencyMs.p99)
+                    + (r.baselineRatios?.systemOverLibzmq?.p99.map { String(format: " (system ×%.1f)", $0) } ?? ""))
+        }
+        if let n = r.nchanBaseline {
+            p99s.append(
+                String(format: "nginx + nchan %.2f ms", n.latencyMs.p99)
+                    + (r.baselineRatios?.systemOverNchan?.p99.map { String(format: " (system ×%.1f)", $0) } ?? ""))
+        }
+        if !p99s.isEmpty {
+            s +=
+                "<text x=\"\(x1)\" y=\"\(hy0)\" text-anchor=\"end\">p99: \(ReportWriter.escape(p99s.joined(separator: ", ")))</text>\n"
+        }
+        s += "</svg>\n"
         return s
     }
 

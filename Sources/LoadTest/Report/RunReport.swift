@@ -28,6 +28,51 @@ struct PersistenceReport: Codable, Sendable {
     var latencyMs = LatencySummary([])
     /// Time from the last post request until every checked list held its notification (ms), nil if never.
     var allPersistedWithinMs: Double?
+    /// The lower bound that goes with `allPersistedWithinMs`: from the last post request to the
+    /// latest check that still missed a post (ms); every list was complete no earlier than this.
+    var allPersistedAfterMs: Double?
+    /// List requests the checks made (each one page of `limit` = the scenario's posts, at most 100).
+    var checkRequests: Int?
+    /// The longest planned time between two checks of one follower (ms): `--check-interval`,
+    /// or longer when `--check-rate` spreads a round of many followers further.
+    var effectiveCheckIntervalMs: Double?
+}
+
+/// The gateway's resident memory before and after the scenario's streams opened.
+struct StreamMemoryReport: Codable, Sendable {
+    var streams = 0
+    /// VmRSS of the gateway process (kB) just before the streams were opened and once all had answered.
+    var rssBeforeKB = 0
+    var rssAfterKB = 0
+    /// (after − before) ÷ streams, in bytes (negative if the process shrank meanwhile).
+    var bytesPerStream = 0
+}
+
+/// How the system's delivery latency compares with a baseline's: system ÷ baseline.
+struct LatencyRatios: Codable, Sendable {
+    var p50: Double?
+    var p99: Double?
+    var max: Double?
+
+    /// nil ratios where either side has no samples or a zero figure.
+    init(system: LatencySummary, baseline: LatencySummary) {
+        func ratio(_ a: Double, _ b: Double) -> Double? {
+            system.count > 0 && baseline.count > 0 && b > 0 ? a / b : nil
+        }
+        p50 = ratio(system.p50, baseline.p50)
+        p99 = ratio(system.p99, baseline.p99)
+        max = ratio(system.max, baseline.max)
+    }
+}
+
+/// The system's delivery latency over each baseline's, and nchan's over raw libzmq's.
+struct BaselineRatios: Codable, Sendable {
+    /// delivery ÷ raw libzmq.
+    var systemOverLibzmq: LatencyRatios?
+    /// delivery ÷ nginx + nchan.
+    var systemOverNchan: LatencyRatios?
+    /// nginx + nchan ÷ raw libzmq.
+    var nchanOverLibzmq: LatencyRatios?
 }
 
 /// The raw libzmq PUB→SUB baseline.
@@ -41,6 +86,12 @@ struct BaselineReport: Codable, Sendable {
     var ratePerSecond = 0.0
     var latencyMs = LatencySummary([])
     var timeline: [TimelinePoint] = []
+    /// What served it when it is not raw libzmq (e.g. `nginx/1.22.1 + nchan (eventsource)`).
+    var server: String?
+    /// Publish requests that did not answer 2xx (nginx + nchan only).
+    var publishErrors: Int?
+    /// Received more than once by the same subscriber (nginx + nchan only).
+    var duplicates: Int?
 }
 
 /// Everything a run measured; written as report.json.
@@ -60,7 +111,14 @@ struct RunReport: Codable, Sendable {
     var httpLatencyMs = LatencySummary([])
     var delivery = DeliveryReport()
     var persistence: PersistenceReport?
+    /// The raw libzmq PUB/SUB baseline (`--baseline`).
     var baseline: BaselineReport?
+    /// The same shape through nginx + nchan: SSE subscribers, HTTP POST publishing (`--baseline`).
+    var nchanBaseline: BaselineReport?
+    /// Delivery latency over the baselines' (`--baseline`).
+    var baselineRatios: BaselineRatios?
+    /// The gateway's memory per open stream (scenarios with streams, when the gateway runs here).
+    var gatewayStreamMemory: StreamMemoryReport?
     /// Peak resident memory (VmHWM, kB) of each service process found, and of the load tester.
     var peakRSSKB: [String: Int] = [:]
     var streamsOpen = 0
@@ -79,4 +137,5 @@ struct RunReport: Codable, Sendable {
 struct PlotData: Sendable {
     var delivery: [Sample] = []
     var baseline: [Sample] = []
+    var nchan: [Sample] = []
 }

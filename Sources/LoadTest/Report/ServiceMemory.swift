@@ -101,13 +101,29 @@ enum ServiceMemory {
         return (argv0 as NSString).lastPathComponent
     }
 
-    static func vmHWM(_ pid: Int32) -> Int? {
+    /// The gateway's pid: `pids["Gateway"]` when given, else the process named `Gateway` that
+    /// listens on `gatewayPort` on this machine (nil when none does, e.g. a remote gateway).
+    static func gatewayPid(pids: [String: Int32]?, gatewayPort: Int) -> Int32? {
+        if let pids { return pids["Gateway"] }
+        let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
+            .filter { processName($0) == "Gateway" }
+        return listeningPid(port: gatewayPort, among: candidates)
+    }
+
+    /// Peak resident memory (kB).
+    static func vmHWM(_ pid: Int32) -> Int? { statusField(pid, "VmHWM:") }
+
+    /// Current resident memory (kB).
+    static func vmRSS(_ pid: Int32) -> Int? { statusField(pid, "VmRSS:") }
+
+    /// A `kB` field of /proc/<pid>/status, e.g. `VmRSS:`.
+    private static func statusField(_ pid: Int32, _ field: String) -> Int? {
         guard let text = readProcFile("/proc/\(pid)/status") else {
             return nil
         }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        for line in text.split(separator: "\n") where line.hasPrefix(field) {
             return Int(
-                line.dropFirst(6).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+                line.dropFirst(field.count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
         }
         return nil
     }

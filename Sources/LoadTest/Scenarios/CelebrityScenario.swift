@@ -18,7 +18,10 @@ enum CelebrityScenario {
         report.parameters = [
             "users": "\(n)", "followers": "\(f)", "streams": "\(k)", "posts": "\(options.posts)",
         ]
-        let streamUsers = Array(1...k)
+        // Streaming followers spread evenly over all of them (user i, i = 1 + j·f/k): a fan-out
+        // walks followers in order, so the first k would all be in its first batch and show
+        // only how fast the fan-out starts, not how fast it reaches everyone.
+        let streamUsers = (0..<k).map { 1 + $0 * f / k }
         // The followers whose lists are checked: all, or a seeded sample.
         var rng = SeededRandom(seed: options.seed &+ 0x63_656c_6562)
         var followers = Array(1...f)
@@ -32,8 +35,11 @@ enum CelebrityScenario {
         }
         let pop = try await Setup.ensureTokens(api, setup, [0] + streamUsers + followers, options: options)
         let celeb = pop.users[0]
-        let streams = try await StreamSet(api: api, population: pop, users: streamUsers)
+        let (streams, streamMemory) = try await StreamMemory.measure(api: api, pids: memoryPids, streams: k) {
+            try await StreamSet(api: api, population: pop, users: streamUsers)
+        }
         report.streamsOpen = k
+        report.gatewayStreamMemory = streamMemory
         log("celebrity: \(k) streams open; posting \(options.posts) time(s)")
 
         struct PostResult: Sendable {
@@ -72,11 +78,27 @@ enum CelebrityScenario {
         }
         // Persistence: from the first post on, poll the (sampled) followers' lists until each
         // holds every post (a follower counts as done once all posts were answered and seen).
-        // Per follower: when each post was first seen in the list; when all were.
-        let persisted = Locked((seen: [Int: [NotificationKey: UInt64]](), found: [Int: UInt64](), dup: [Int: Int]()))
+        // Per follower: when each post was first seen in the list; when all were; the latest
+        // check that still missed one. Cheap enough for `--check-interval 0.2`: a follower is
+        // asked only until its list is complete, for the newest page of `limit` = the scenario's
+        // posts (nothing else notifies the followers during the run; the posts not answered yet
+        // count too, as their notifications may already sit on top), and a round's checks are
+        // spread evenly over the interval (open loop, no burst), at most `--check-rate` a second.
+        struct Persisted {
+            var seen: [Int: [NotificationKey: UInt64]] = [:]
+            var found: [Int: UInt64] = [:]
+            var lastMiss: [Int: UInt64] = [:]
+            var dup: [Int: Int] = [:]
+            var requests = 0
+        }
+        let persisted = Locked(Persisted())
         let checkDeadline =
-            t0 + UInt64((Double(options.posts) * options.postInterval + max(options.grace, 5) + Double(sampleSize) / 500) * 1e9)
+            t0
+            + UInt64(
+                (Double(options.posts) * options.postInterval + max(options.grace, 5)
+                    + Double(sampleSize) / min(500, options.checkRate)) * 1e9)
         var remaining = followers
+        var longestIntervalNs = 0.0
         while !remaining.isEmpty && Clock.nowNs() < checkDeadline {
             let known = results.withLock { $0 }
             let allPosted = known.count == options.posts
@@ -89,24 +111,38 @@ enum CelebrityScenario {
             }
             let round = remaining
             let roundStart = Clock.nowNs()
-            await forEachConcurrently(round.count, limit: options.concurrency) { i in
-                let u = round[i]
-                guard
-                    let counts = await NotificationLists.count(api, token: pop.users[u].token, keys: knownKeys, maxPages: 1)
-                else { return }
-                let now = Clock.nowNs()
-                persisted.withLock { s in
-                    for (key, _) in counts where s.seen[u]?[key] == nil { s.seen[u, default: [:]][key] = now }
-                    s.dup[u] = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
-                    if allPosted && knownKeys.allSatisfy({ counts[$0] != nil }) { s.found[u] = now }
+            // Rounds start at most every `checkInterval` seconds: polling thousands of lists
+            // back to back loads the services it is measuring (a 100,000 fan-out took 49 s
+            // instead of ~12 s with 2,000 lists polled continuously).
+            let spanNs = max(options.checkInterval, Double(round.count) / options.checkRate) * 1e9
+            longestIntervalNs = max(longestIntervalNs, spanNs)
+            let spacingNs = spanNs / Double(round.count)
+            let limit = min(100, options.posts)
+            await withTaskGroup(of: Void.self) { group in
+                for (i, u) in round.enumerated() {
+                    let at = roundStart + UInt64(Double(i) * spacingNs)
+                    let token = pop.users[u].token
+                    group.addTask {
+                        let counts = await NotificationLists.newest(api, token: token, keys: knownKeys, limit: limit, at: at)
+                        let now = Clock.nowNs()
+                        persisted.withLock { s in
+                            s.requests += 1
+                            guard let counts else { return }
+                            for (key, _) in counts where s.seen[u]?[key] == nil { s.seen[u, default: [:]][key] = now }
+                            s.dup[u] = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
+                            if !knownKeys.allSatisfy({ counts[$0] != nil }) {
+                                // Not there when the list was read, which was after `at`.
+                                s.lastMiss[u] = at
+                            } else if allPosted {
+                                s.found[u] = now
+                            }
+                        }
+                    }
                 }
             }
             let found = persisted.withLock { $0.found }
             remaining = remaining.filter { found[$0] == nil }
-            // Rounds start at most every `checkInterval` seconds: polling thousands of lists
-            // back to back loads the services it is measuring (a 100,000 fan-out took 49 s
-            // instead of ~12 s with 2,000 lists polled continuously).
-            let next = roundStart + UInt64(options.checkInterval * 1e9)
+            let next = roundStart + UInt64(spanNs)
             if !remaining.isEmpty {
                 let now = Clock.nowNs()
                 try await Task.sleep(nanoseconds: next > now ? next - now : 10_000_000)
@@ -135,7 +171,8 @@ enum CelebrityScenario {
         let lastPostNs = ok.map(\.scheduledNs).max() ?? t0
         let pers = persisted.withLock { s in
             (
-                found: s.found, dup: s.dup.values.reduce(0, +),
+                found: s.found, lastMiss: s.lastMiss.values.max(),
+                requests: s.requests,
                 latencies: s.seen.values.flatMap { m in m.compactMap { e in keys[e.key].map { Clock.ms(from: $0, to: e.value) } }
                 }
             )
@@ -147,7 +184,10 @@ enum CelebrityScenario {
         pr.latencyMs = LatencySummary(pers.latencies)
         if pr.missing == 0, let last = pers.found.values.max() {
             pr.allPersistedWithinMs = Clock.ms(from: lastPostNs, to: last)
+            pr.allPersistedAfterMs = max(0, pers.lastMiss.map { Clock.ms(from: lastPostNs, to: $0) } ?? 0)
         }
+        pr.checkRequests = pers.requests
+        pr.effectiveCheckIntervalMs = longestIntervalNs / 1e6
         report.persistence = pr
 
         // Streams: wait for the rest within the grace period.
@@ -162,12 +202,23 @@ enum CelebrityScenario {
         }
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
-        api.engine.closeStreams()
+        api.streams.closeStreams()
         report.streamsClosedEarly = streams.closedEarly
         report.durationS = Clock.ms(from: t0, to: Clock.nowNs()) / 1000
         report.throughputPerSecond =
             Double(ok.count * f)
             / max(0.001, Clock.ms(from: t0, to: (pers.found.values.max() ?? Clock.nowNs())) / 1000)
+        // Duplicates in the lists, once the measurement is over: the checks read only as many
+        // items as there were posts, so one more read of each checked list's newest 100.
+        let listDup = Locked(persisted.withLock { $0.dup })
+        let checked = followers
+        await forEachConcurrently(checked.count, limit: options.concurrency) { i in
+            let u = checked[i]
+            guard let counts = await NotificationLists.newest(api, token: pop.users[u].token, keys: keySet, limit: 100, at: 0)
+            else { return }
+            let dup = counts.values.reduce(0) { $0 + max(0, $1 - 1) }
+            listDup.withLock { $0[u] = max($0[u] ?? 0, dup) }
+        }
 
         var d = DeliveryReport()
         var plots = PlotData()
@@ -199,7 +250,7 @@ enum CelebrityScenario {
             d.expected += keySet.count
             if pers.found[u] != nil { d.listed += keySet.count } else { d.lost += keySet.count }
         }
-        d.duplicates += pers.dup
+        d.duplicates += listDup.withLock { $0.values.reduce(0, +) }
         d.latencyMs = LatencySummary(latencies)
         d.timeline = TimelinePoint.timeline(plots.delivery)
         report.delivery = d
@@ -208,16 +259,10 @@ enum CelebrityScenario {
             let bytes =
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
-            do {
-                let (b, samples) = try Baseline.run(
-                    subscribers: k, rate: 1 / max(options.postInterval, 0.001),
-                    duration: Double(options.posts) * options.postInterval,
-                    payloadBytes: bytes, fanout: true, seed: options.seed, messages: options.posts)
-                report.baseline = b
-                plots.baseline = samples
-            } catch {
-                report.failures.append("baseline did not run: \(error)")
-            }
+            await Baselines.run(
+                &report, &plots, engine: api.engine, streams: api.streams, options: options, subscribers: k,
+                rate: 1 / max(options.postInterval, 0.001), duration: Double(options.posts) * options.postInterval,
+                payloadBytes: bytes, fanout: true, messages: options.posts)
         }
         Checks.apply(&report)
         if let p = report.persistence {

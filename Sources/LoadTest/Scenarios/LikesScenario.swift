@@ -24,12 +24,30 @@ enum LikesScenario {
         async throws -> (RunReport, PlotData)
     {
         let setup = try await Setup.run(api, options, followers: 0)
-        // Likers are drawn from every user: all of them act, so adopted users all log in.
-        let pop = try await Setup.ensureTokens(api, setup, Array(0..<setup.users.count), options: options)
-        let n = pop.users.count
+        let n = setup.users.count
         let k = min(options.streams, n - 1)
         let o = min(n - 1, max(k, options.owners ?? k))
         let owners = Array(1...o)
+        // The schedule: unique (liker, post) pairs, seeded.
+        let total = Int(options.rate * options.duration)
+        guard total <= o * (n - 2) else {
+            throw LoadTestError(
+                "\(total) likes need more unique (liker, post) pairs than \(o) posts × \(n - 2) likers")
+        }
+        var rng = SeededRandom(seed: options.seed &+ 0x6c_696b_6573)
+        var pairs = Set<Int>()
+        var plan: [(liker: Int, owner: Int)] = []
+        plan.reserveCapacity(total)
+        while plan.count < total {
+            let owner = owners[Int(rng.next() % UInt64(o))]
+            let liker = Int(rng.next() % UInt64(n))
+            if liker == owner || !pairs.insert(liker * n + owner).inserted { continue }
+            plan.append((liker, owner))
+        }
+        // Likers are drawn from every user; only the owners and the likers act, so only they log
+        // in (imported and adopted users have no session yet).
+        let actors = Set(owners).union(plan.map(\.liker)).sorted()
+        let pop = try await Setup.ensureTokens(api, setup, actors, options: options)
         var report = RunReport(
             scenario: "likes", seed: options.seed, url: options.url, startedAt: RunReport.timestamp())
         report.parameters = [
@@ -54,25 +72,12 @@ enum LikesScenario {
         if let e = postErrors.withLock({ $0.first }) { throw LoadTestError(e) }
         let postOf = posts.withLock { $0 }
         log("likes: \(owners.count) posts created; opening \(k) streams")
-        let streams = try await StreamSet(api: api, population: pop, users: Array(owners.prefix(k)))
+        let (streams, streamMemory) = try await StreamMemory.measure(api: api, pids: memoryPids, streams: k) {
+            try await StreamSet(api: api, population: pop, users: Array(owners.prefix(k)))
+        }
         report.streamsOpen = k
+        report.gatewayStreamMemory = streamMemory
 
-        // The schedule: unique (liker, post) pairs, seeded.
-        let total = Int(options.rate * options.duration)
-        guard total <= o * (n - 2) else {
-            throw LoadTestError(
-                "\(total) likes need more unique (liker, post) pairs than \(o) posts × \(n - 2) likers")
-        }
-        var rng = SeededRandom(seed: options.seed &+ 0x6c_696b_6573)
-        var pairs = Set<Int>()
-        var plan: [(liker: Int, owner: Int)] = []
-        plan.reserveCapacity(total)
-        while plan.count < total {
-            let owner = owners[Int(rng.next() % UInt64(o))]
-            let liker = Int(rng.next() % UInt64(n))
-            if liker == owner || !pairs.insert(liker * n + owner).inserted { continue }
-            plan.append((liker, owner))
-        }
         let state = Locked(State())
         let t0 = Clock.nowNs() + 200_000_000
         let interval = 1e9 / max(options.rate, 0.001)
@@ -129,7 +134,7 @@ enum LikesScenario {
         // A short extra wait so late duplicates have a chance to show up.
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
-        api.engine.closeStreams()
+        api.streams.closeStreams()
         report.streamsClosedEarly = streams.closedEarly
 
         var s = state.withLock { $0 }
@@ -216,15 +221,10 @@ enum LikesScenario {
             let bytes =
                 options.payloadBytes
                 ?? (events.isEmpty ? 400 : events.map(\.bytes).reduce(0, +) / events.count)
-            do {
-                let (b, samples) = try Baseline.run(
-                    subscribers: k, rate: options.rate, duration: options.duration, payloadBytes: bytes,
-                    fanout: false, seed: options.seed)
-                report.baseline = b
-                plots.baseline = samples
-            } catch {
-                report.failures.append("baseline did not run: \(error)")
-            }
+            await Baselines.run(
+                &report, &plots, engine: api.engine, streams: api.streams, options: options, subscribers: k,
+                rate: options.rate,
+                duration: options.duration, payloadBytes: bytes, fanout: false)
         }
         Checks.apply(&report)
         return (report, plots)
@@ -243,5 +243,9 @@ enum Checks {
         check(r.delivery.expected > 0, "some notifications expected (\(r.delivery.expected))")
         check(r.streamsClosedEarly == 0, "no stream closed early (\(r.streamsClosedEarly))")
         if let b = r.baseline { check(b.lost == 0, "baseline lost nothing (\(b.lost))") }
+        if let n = r.nchanBaseline {
+            check(n.lost == 0, "nchan baseline lost nothing (\(n.lost))")
+            check(n.publishErrors ?? 0 == 0, "nchan baseline publishes answered 2xx (\(n.publishErrors ?? 0) did not)")
+        }
     }
 }

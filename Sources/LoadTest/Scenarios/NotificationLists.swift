@@ -30,4 +30,20 @@ enum NotificationLists {
         }
         return counts
     }
+
+    /// Counts `keys` in the newest `limit` items of the user's list: one request, sent at `at`
+    /// (monotonic ns, open loop) through the engine's schedule.
+    /// - Returns: occurrences by key (absent keys are 0), or nil when the request failed.
+    static func newest(_ api: GatewayAPI, token: String, keys: Set<NotificationKey>, limit: Int, at: UInt64) async
+        -> [NotificationKey: Int]?
+    {
+        let r = await api.engine.send(
+            api.request("GET", "/v1/notifications?limit=\(max(1, min(100, limit)))", token: token, at: at))
+        guard r.status == 200 else { return nil }
+        var counts: [NotificationKey: Int] = [:]
+        for item in r.object["items"] as? [[String: Any]] ?? [] {
+            if let k = NotificationKey(json: item), keys.contains(k) { counts[k, default: 0] += 1 }
+        }
+        return counts
+    }
 }

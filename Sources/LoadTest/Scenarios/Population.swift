@@ -10,7 +10,8 @@ struct LoadUser: Codable, Sendable {
 }
 
 /// The users and follow graph a scenario runs on, cached in a JSON file so that repeated runs
-/// skip the slow registrations (argon2). User 0 is the celebrity.
+/// skip setup. User 0 is the celebrity. Imported users have no token until a scenario acts as
+/// them (`Setup.ensureTokens`).
 struct Population: Codable, Sendable {
     var url: String
     var seed: UInt64
@@ -24,33 +25,29 @@ struct Population: Codable, Sendable {
     var graphFollows = 0
 }
 
-/// Setup: registers users, builds the power-law follow graph and the celebrity's followers.
+/// Setup: creates users (bulk import over ZeroMQ, or HTTP registrations), builds the power-law
+/// follow graph and the celebrity's followers.
 enum Setup {
     static let password = "loadtest-password"
 
-    /// Loads the cached population (when its first token still works) or starts a new one,
-    /// then registers up to `options.users`, builds the graph, and makes `followers` follow the celebrity.
-    /// - Throws: `LoadTestError` when registrations or follows fail.
+    /// Loads the cached population (when its celebrity's token, or a login as the celebrity,
+    /// still works) or starts a new one, then creates up to `options.users`, builds the graph,
+    /// and makes `followers` follow the celebrity: through the services' bulk imports
+    /// (`BulkImport`, the default) or through the HTTP API (`--register-via http`). Prints each
+    /// phase's time and the total.
+    /// - Throws: `LoadTestError` when registrations, imports or follows fail.
     static func run(
         _ api: GatewayAPI, _ options: Options, followers wanted: Int? = nil, buildGraph: Bool = true
     ) async throws -> Population {
-        let path = options.usersFilePath
-        var pop: Population?
-        if let data = FileManager.default.contents(atPath: path),
-            let p = try? JSONDecoder().decode(Population.self, from: data),
-            p.url == options.url, p.seed == options.seed, let first = p.users.first,
-            options.adopt == nil || options.adopt == p.prefix
-        {
-            let r = await api.call("GET", "/v1/me", token: first.token)
-            if r.status == 200 {
-                pop = p
-                log("setup: reusing \(p.users.count) users from \(path)")
-            } else {
-                log(
-                    "setup: cached users in \(path) are not valid here (HTTP \(r.status)); registering new ones"
-                )
-            }
+        let t0 = Clock.nowNs()
+        var phases: [BulkImport.Phase] = []
+        func phase<T>(_ name: String, _ body: () async throws -> T) async rethrows -> T {
+            let start = Clock.nowNs()
+            defer { phases.append((name, Clock.ms(from: start, to: Clock.nowNs()) / 1000)) }
+            return try await body()
         }
+        let path = options.usersFilePath
+        var pop = try await phase("load users file") { try await cached(api, options, path: path) }
         if pop == nil, let prefix = options.adopt {
             pop = try await adopt(api, prefix: prefix, count: max(2, options.users), options: options)
             try save(pop!, path)
@@ -61,23 +58,102 @@ enum Setup {
                 url: options.url, seed: options.seed,
                 prefix: "lt\(String(UInt32.random(in: 0...UInt32.max) % 1_000_000, radix: 36))", users: [])
         let n = max(2, options.users)
-        if population.users.count < n {
-            try await register(
-                api, &population, count: n, concurrency: options.registerConcurrency, path: path)
-        }
-        if buildGraph && options.followsPerUser > 0 && population.graphUsers < n {
-            population = try await ensureTokens(api, population, Array(0..<n), options: options)
-            try await followGraph(api, &population, count: n, options: options)
-            try save(population, path)
-        }
         let f = min(wanted ?? options.followers ?? (n - 1), n - 1)
+        let graphWanted = buildGraph && options.followsPerUser > 0 && population.graphUsers < n
+        let work = population.users.count < n || graphWanted || population.celebrityFollowers < f
+        let link = options.registerVia == .import && work ? try await ServiceLink(overrides: options.serviceEnvironment) : nil
+        defer { link?.shutdown() }
+        if population.users.count < n {
+            if let link {
+                phases += try await BulkImport.users(link, &population, count: n, options: options, path: path)
+            } else {
+                try await phase("register users") {
+                    try await register(api, &population, count: n, concurrency: options.registerConcurrency, path: path)
+                }
+            }
+        }
+        if graphWanted {
+            try await phase("follow graph") {
+                let edges = followGraphEdges(count: n, options: options)
+                if let link {
+                    let byFollowee = Dictionary(grouping: edges, by: \.1).map { (followee: $0.key, followers: $0.value.map(\.0)) }
+                    try await BulkImport.follows(
+                        link, population, edges: byFollowee.sorted { $0.followee < $1.followee }, notifyPosts: false,
+                        options: options, label: "follow graph")
+                } else {
+                    population = try await ensureTokens(api, population, Array(0..<n), options: options)
+                    try await follow(
+                        api, population, edges: edges, notifyPosts: false, concurrency: options.concurrency,
+                        label: "follow graph")
+                }
+                population.graphUsers = n
+                population.graphFollows = edges.count
+            }
+        }
         if population.celebrityFollowers < f {
-            population = try await ensureTokens(
-                api, population, Array(max(1, population.celebrityFollowers + 1)...f), options: options)
-            try await celebrity(api, &population, followers: f, concurrency: options.concurrency)
-            try save(population, path)
+            try await phase("celebrity followers") {
+                let followers = Array(max(1, population.celebrityFollowers + 1)...f)
+                if let link {
+                    try await BulkImport.follows(
+                        link, population, edges: [(0, followers)], notifyPosts: true, options: options,
+                        label: "celebrity followers")
+                } else {
+                    population = try await ensureTokens(api, population, followers, options: options)
+                    try await follow(
+                        api, population, edges: followers.map { ($0, 0) }, notifyPosts: true,
+                        concurrency: options.concurrency, label: "celebrity followers")
+                }
+                population.celebrityFollowers = f
+            }
+        }
+        if let link {
+            // The celebrity's session marks the users file as valid on this system.
+            population = try await phase("celebrity login") {
+                try await ensureTokens(api, population, [0], options: options, saving: false)
+            }
+            phases.append(("replicas caught up", try await BulkImport.waitForReplicas(link)))
+        }
+        if work {
+            try await phase("save users file") { try save(population, path) }
+            log(
+                String(format: "setup: done in %.1f s (", Clock.ms(from: t0, to: Clock.nowNs()) / 1000)
+                    + phases.map { String(format: "%@ %.1f s", $0.name, $0.seconds) }.joined(separator: ", ") + ")")
         }
         return population
+    }
+
+    /// The users file at `path` when it belongs to this system: same URL and seed (and prefix
+    /// when adopting), and its celebrity's token still valid, or (an import saves no tokens)
+    /// the celebrity still able to log in.
+    /// - Returns: the population (with the celebrity's token), or nil to start a new one.
+    /// - Throws: `LoadTestError` when the file cannot be read although it exists... never: an
+    ///   unreadable file is reported and replaced.
+    private static func cached(_ api: GatewayAPI, _ options: Options, path: String) async throws -> Population? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        let p: Population
+        do { p = try load(path) } catch {
+            log("setup: cannot read \(path) (\(error)); starting a new population")
+            return nil
+        }
+        guard p.url == options.url, p.seed == options.seed, let first = p.users.first,
+            options.adopt == nil || options.adopt == p.prefix
+        else { return nil }
+        var status = 0
+        if !first.token.isEmpty {
+            status = await api.call("GET", "/v1/me", token: first.token).status
+            if status == 200 {
+                log("setup: reusing \(p.users.count) users from \(path)")
+                return p
+            }
+        }
+        if case .success(let token) = await api.login(username: first.username, password: password) {
+            var renewed = p
+            renewed.users[0].token = token
+            log("setup: reusing \(p.users.count) users from \(path) (the celebrity logged in again)")
+            return renewed
+        }
+        log("setup: cached users in \(path) are not valid here (HTTP \(status)); creating new ones")
+        return nil
     }
 
     /// Adopts users `<prefix>_0` … `<prefix>_<count-1>` registered earlier with the load-test
@@ -130,18 +206,19 @@ enum Setup {
             celebrityFollowers: celebrityFollowers >= users.count - 1 ? users.count - 1 : 0)
     }
 
-    /// Logs in the users among `indices` that have no token yet (adopted ones) and saves the
-    /// population. - Returns: the population with their tokens.
+    /// Logs in the users among `indices` that have no token yet (adopted or imported ones) and,
+    /// unless `saving` is false, saves the population when any did.
+    /// - Returns: the population with their tokens.
     /// - Throws: `LoadTestError` when a login fails.
-    static func ensureTokens(_ api: GatewayAPI, _ population: Population, _ indices: [Int], options: Options)
-        async throws -> Population
-    {
+    static func ensureTokens(
+        _ api: GatewayAPI, _ population: Population, _ indices: [Int], options: Options, saving: Bool = true
+    ) async throws -> Population {
         let missing = indices.filter { population.users[$0].token.isEmpty }
         if missing.isEmpty { return population }
         let tokens = Locked([Int: String]())
         let failures = Locked([String]())
         let t0 = Clock.nowNs()
-        let progress = Progress { "setup: logging in \(tokens.withLock { $0.count })/\(missing.count) adopted users" }
+        let progress = Progress { "setup: logging in \(tokens.withLock { $0.count })/\(missing.count) users" }
         let users = population.users
         await forEachConcurrently(missing.count, limit: options.registerConcurrency) { k in
             let i = missing[k]
@@ -154,22 +231,29 @@ enum Setup {
         if let f = failures.withLock({ $0.first }) { throw LoadTestError(f) }
         var updated = population
         for (i, token) in tokens.withLock({ $0 }) { updated.users[i].token = token }
-        try save(updated, options.usersFilePath)
+        if saving { try save(updated, options.usersFilePath) }
         log(
             String(
-                format: "setup: %d adopted users logged in in %.1f s", missing.count,
+                format: "setup: %d users logged in in %.1f s", missing.count,
                 Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
         return updated
     }
 
+    /// Writes the users file (JSON, through the wire format's writer: a million users in about
+    /// a second, where Foundation's encoder took many), atomically.
+    /// - Throws: a file error.
     static func save(_ p: Population, _ path: String) throws {
         try FileManager.default.createDirectory(
             atPath: (path as NSString).deletingLastPathComponent.isEmpty
                 ? "." : (path as NSString).deletingLastPathComponent,
             withIntermediateDirectories: true)
-        let enc = JSONEncoder()
-        enc.outputFormatting = [.sortedKeys]
-        try enc.encode(p).write(to: URL(fileURLWithPath: path))
+        try Data(try WireJSON.encode(p)).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Reads a users file written by `save` (or by an older LoadTest: the same JSON with sorted
+    /// members). - Throws: a file error, `JSONParseError`, `DecodingError`.
+    static func load(_ path: String) throws -> Population {
+        try WireJSON.decode(Population.self, from: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
     }
 
     private static func register(
@@ -178,17 +262,20 @@ enum Setup {
         let start = population.users.count
         let prefix = population.prefix
         let results = Locked([Int: LoadUser]())
+        let registered = Locked(0)
         let failures = Locked([String]())
         let t0 = Clock.nowNs()
         let progress = Progress {
-            let done = results.withLock { $0.count }
+            let done = registered.withLock { $0 }
             let s = Clock.ms(from: t0, to: Clock.nowNs()) / 1000
             return String(
                 format: "setup: registered %d/%d users (%.1f/s)", start + done, n,
                 Double(done) / max(s, 0.001))
         }
-        // In chunks, saving after each, so an interrupted setup resumes where it stopped.
+        // In chunks, saving every 30 s (not after each chunk: a save writes every user so far),
+        // so an interrupted setup resumes near where it stopped.
         var chunkStart = start
+        var lastSave = Clock.nowNs()
         while chunkStart < n {
             let chunkEnd = min(n, chunkStart + 500)
             let base = chunkStart
@@ -198,6 +285,7 @@ enum Setup {
                 switch await api.registerOrLogin(username: username, password: password) {
                 case .success(let u):
                     results.withLock { $0[i] = LoadUser(username: username, id: u.id, token: u.token) }
+                    registered.withLock { $0 += 1 }
                 case .failure(let e): failures.withLock { $0.append(e.description) }
                 }
             }
@@ -205,9 +293,15 @@ enum Setup {
                 progress.stop()
                 throw LoadTestError(f)
             }
-            let got = results.withLock { $0 }
+            let got = results.withLock { r in
+                defer { r.removeAll(keepingCapacity: true) }
+                return r
+            }
             for i in chunkStart..<chunkEnd { population.users.append(got[i]!) }
-            try save(population, path)
+            if Clock.nowNs() - lastSave > 30_000_000_000 || chunkEnd == n {
+                try save(population, path)
+                lastSave = Clock.nowNs()
+            }
             chunkStart = chunkEnd
         }
         progress.stop()
@@ -218,10 +312,9 @@ enum Setup {
     }
 
     /// Each user follows ~`followsPerUser` others picked by Zipf rank among users 1..<n, so a few
-    /// users get most followers (power law). The celebrity (user 0) is left to `celebrity`.
-    private static func followGraph(
-        _ api: GatewayAPI, _ population: inout Population, count n: Int, options: Options
-    ) async throws {
+    /// users get most followers (power law). The celebrity (user 0) is left to the celebrity
+    /// followers. - Returns: the edges (follower, followee), seeded.
+    private static func followGraphEdges(count n: Int, options: Options) -> [(Int, Int)] {
         var rng = SeededRandom(seed: options.seed &+ 0x6772_6170_68)
         let zipf = ZipfSampler(count: n - 1, exponent: 1.0)
         var edges: [(Int, Int)] = []
@@ -236,21 +329,7 @@ enum Setup {
             }
             for t in seen.sorted() { edges.append((u, t)) }
         }
-        try await follow(
-            api, population, edges: edges, notifyPosts: false, concurrency: options.concurrency,
-            label: "follow graph")
-        population.graphUsers = n
-        population.graphFollows = edges.count
-    }
-
-    private static func celebrity(
-        _ api: GatewayAPI, _ population: inout Population, followers f: Int, concurrency: Int
-    ) async throws {
-        let edges = (max(1, population.celebrityFollowers + 1)...f).map { ($0, 0) }
-        try await follow(
-            api, population, edges: edges, notifyPosts: true, concurrency: concurrency,
-            label: "celebrity followers")
-        population.celebrityFollowers = f
+        return edges
     }
 
     private static func follow(

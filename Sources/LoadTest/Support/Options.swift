@@ -22,6 +22,16 @@ struct Options: Sendable {
     var postInterval = 1.0
     /// Average follows per user in the power-law graph.
     var followsPerUser = 10
+    /// How setup creates users and follows: `import` (default: `auth.import_users` and
+    /// `graph.import_follows` over ZeroMQ, one argon2id hash in all) or `http` (one
+    /// `POST /v1/auth/register` per user and one `PUT .../follow` per edge).
+    var registerVia = RegisterVia.import
+    /// Users per `auth.import_users` request (1...5,000).
+    var importBatch = 5_000
+    /// Import requests in flight.
+    var importConcurrency = 3
+    /// Environment for `ServiceLink` over the process's (the smoke run's ephemeral endpoints).
+    var serviceEnvironment: [String: String] = [:]
     /// Concurrent registrations (argon2 makes each one slow).
     var registerConcurrency = 4
     /// Concurrent requests for setup and checks.
@@ -32,11 +42,16 @@ struct Options: Sendable {
     var checkSample: Int?
     /// Seconds between the starts of two rounds of list checks (celebrity).
     var checkInterval = 1.0
+    /// At most this many list checks per second (celebrity): a round of many followers is spread
+    /// over more than `checkInterval` rather than loading the system it measures.
+    var checkRate = 1_000.0
     var reportDir: String?
     /// Cached users file; default `<reports>/users-<host_port>-seed<S>.json`.
     var usersFile: String?
-    /// Also run the raw libzmq baseline with the same shape.
+    /// Also run the raw libzmq baseline and the nginx + nchan one with the same shape.
     var baseline = false
+    /// With `baseline`: also nginx + nchan (`--no-nchan` turns it off).
+    var nchan = true
     /// Payload bytes of a baseline message (default: the mean notification size seen).
     var payloadBytes: Int?
     /// Username prefix of users registered earlier (e.g. by a run whose users file is gone) to
@@ -72,16 +87,28 @@ struct Options: Sendable {
             case "--posts": posts = Int(try number(try value(), a))
             case "--post-interval": postInterval = try number(try value(), a)
             case "--follows-per-user": followsPerUser = Int(try number(try value(), a))
+            case "--register-via":
+                let v = try value()
+                guard let via = RegisterVia(rawValue: v) else {
+                    throw LoadTestError("--register-via: import or http, not \(v)")
+                }
+                registerVia = via
+            case "--import-batch":
+                importBatch = Int(try number(try value(), a))
+                guard (1...5_000).contains(importBatch) else { throw LoadTestError("--import-batch: 1 to 5000") }
+            case "--import-concurrency": importConcurrency = max(1, Int(try number(try value(), a)))
             case "--register-concurrency": registerConcurrency = max(1, Int(try number(try value(), a)))
             case "--concurrency": concurrency = max(1, Int(try number(try value(), a)))
             case "--grace": grace = try number(try value(), a)
             case "--check-sample": checkSample = Int(try number(try value(), a))
             case "--check-interval": checkInterval = try number(try value(), a)
+            case "--check-rate": checkRate = max(1, try number(try value(), a))
             case "--report-dir": reportDir = try value()
             case "--users-file": usersFile = try value()
             case "--payload-bytes": payloadBytes = Int(try number(try value(), a))
             case "--adopt": adopt = try value()
             case "--baseline": baseline = true
+            case "--no-nchan": nchan = false
             default: throw LoadTestError("unknown option \(a)")
             }
             i += 1
@@ -110,4 +137,12 @@ struct Options: Sendable {
         .replacingOccurrences(of: ":", with: "_").replacingOccurrences(of: "/", with: "_")
         return "./reports/users-\(hostPort)-seed\(seed).json"
     }
+}
+
+/// How setup creates users and follows (`--register-via`).
+enum RegisterVia: String, Sendable {
+    /// `auth.import_users` / `graph.import_follows` over ZeroMQ.
+    case `import`
+    /// The public HTTP API, one registration (argon2id) per user.
+    case http
 }

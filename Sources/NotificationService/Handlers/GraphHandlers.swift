@@ -1,104 +1,66 @@
 import Shared
 
-/// Registers the handlers of the `Graph` namespace (follow graph and notifications).
+/// The follow graph: `graph.follow`, `graph.unfollow`, `graph.header`, `graph.list_edges`,
+/// `graph.follow_states`. Usernames resolve through the identity replica (AuthService on a miss).
 struct GraphHandlers: Sendable {
-    let database: Database
-    let users: UserDirectory
+    let replica: IdentityReplica
+    let follows: any FollowStore
 
     func register(on host: ServiceHost) {
-        let database = self.database
-        let users = self.users
+        host.on(Graph.Follow.self) { request, _ in try await follow(request) }
+        host.on(Graph.Unfollow.self) { request, _ in try await unfollow(request) }
+        host.on(Graph.Header.self) { request, _ in try await header(request) }
+        host.on(Graph.ListEdges.self) { request, _ in try await listEdges(request) }
+        host.on(Graph.FollowStates.self) { request, _ in try await followStates(request) }
+    }
 
-        /// Resolves a username to a user, 404 `not_found` when AuthService does not know it.
-        @Sendable func target(_ username: String) async throws -> UserRef {
-            guard let user = try await users.byUsername(username) else {
-                throw ServiceError.notFound("user \(username)")
-            }
-            return user
+    /// Follows `request.username` (idempotent; `notifyPosts` nil keeps the current flag).
+    /// - Throws: 404 `not_found` for an unknown followee or follower, 422 `cannot_follow_self`.
+    func follow(_ request: Graph.Follow.Request) async throws -> Graph.Follow.Reply {
+        let followee = try await user(named: request.username)
+        guard followee.id != request.followerId else {
+            throw ServiceError.unprocessable("cannot_follow_self", "you cannot follow yourself")
         }
+        guard let follower = try await replica.identity(id: request.followerId) else {
+            throw ServiceError.notFound("user")
+        }
+        return try await follows.follow(
+            follower: UserRef(id: follower.id, username: follower.username), followee: followee,
+            notifyPosts: request.notifyPosts, nowMs: Timestamp.nowMs())
+    }
 
-        host.on(Graph.Follow.self) { request, _ in
-            let (named, withId) = try await users.resolve(
-                username: request.username, id: request.followerId)
-            guard let followee = named else { throw ServiceError.notFound("user \(request.username)") }
-            guard followee.id != request.followerId else {
-                throw ServiceError.unprocessable("cannot_follow_self", "you cannot follow yourself")
-            }
-            guard let follower = withId else { throw ServiceError.notFound("user") }
-            let now = Timestamp.now()
-            return try await database.write { tx in
-                try FollowGraph.follow(
-                    follower: follower, followee: followee, notifyPosts: request.notifyPosts, now: now, in: tx
-                )
-            }
+    /// Unfollows `request.username` (idempotent). - Throws: 404, 422 `cannot_follow_self`.
+    func unfollow(_ request: Graph.Unfollow.Request) async throws -> Graph.Unfollow.Reply {
+        let followee = try await user(named: request.username)
+        guard followee.id != request.followerId else {
+            throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
         }
+        try await follows.unfollow(followerId: request.followerId, followeeId: followee.id)
+        return .init(followState: .notFollowing)
+    }
 
-        host.on(Graph.Unfollow.self) { request, _ in
-            let followee = try await target(request.username)
-            guard followee.id != request.followerId else {
-                throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
-            }
-            try await database.write { tx in
-                try FollowGraph.unfollow(followerId: request.followerId, followeeId: followee.id, in: tx)
-            }
-            return .init(followState: .notFollowing)
-        }
+    /// Counts and the viewer's relation. - Throws: 404.
+    func header(_ request: Graph.Header.Request) async throws -> Graph.Header.Reply {
+        try await follows.header(userId: try await user(named: request.username).id, viewerId: request.viewerId)
+    }
 
-        host.on(Graph.Header.self) { request, _ in
-            let user = try await target(request.username)
-            return try await database.read { c in
-                try c.snapshot {
-                    let counts = try FollowGraph.counts(user.id, on: c)
-                    return Graph.Header.Reply(
-                        userId: user.id, followers: counts.followers, following: counts.following,
-                        followState: try FollowGraph.state(viewer: request.viewerId, toward: user.id, on: c))
-                }
-            }
-        }
+    /// Followers or followees, newest edge first. - Throws: 404, 400 `invalid_cursor`.
+    func listEdges(_ request: Graph.ListEdges.Request) async throws -> Graph.ListEdges.Reply {
+        try await follows.edges(
+            userId: try await user(named: request.username).id, following: request.following,
+            viewerId: request.viewerId, page: request.page)
+    }
 
-        host.on(Graph.ListEdges.self) { request, _ in
-            let user = try await target(request.username)
-            return try await database.read { c in
-                try c.snapshot {
-                    try FollowGraph.list(
-                        user.id, following: request.following, viewerId: request.viewerId, page: request.page,
-                        on: c)
-                }
-            }
-        }
+    /// The viewer's follow state toward each of (at most 1,000 of) `request.userIds`.
+    func followStates(_ request: Graph.FollowStates.Request) async throws -> Graph.FollowStates.Reply {
+        .init(states: try await follows.states(viewerId: request.viewerId, userIds: Array(request.userIds.prefix(1_000))))
+    }
 
-        host.on(Graph.FollowStates.self) { request, _ in
-            try await database.read { c in
-                try c.snapshot {
-                    .init(
-                        states: try FollowGraph.states(
-                            viewer: request.viewerId, userIds: request.userIds, on: c))
-                }
-            }
+    /// The user named `username`. - Throws: 404 `not_found` when AuthService does not know it.
+    func user(named username: String) async throws -> UserRef {
+        guard let identity = try await replica.identity(username: username) else {
+            throw ServiceError.notFound("user \(username)")
         }
-
-        host.on(Graph.ListNotifications.self) { request, _ in
-            try await database.read { c in
-                try c.snapshot {
-                    try NotificationStore.list(request.recipientId, page: request.page, on: c)
-                }
-            }
-        }
-
-        host.on(Graph.NotificationsSince.self) { request, _ in
-            try await database.read { c in
-                try c.snapshot {
-                    try NotificationStore.since(
-                        request.recipientId, afterSeq: request.afterSeq, limit: request.limit, on: c)
-                }
-            }
-        }
-
-        host.on(Graph.MarkRead.self) { request, _ in
-            let unread = try await database.write { tx in
-                try NotificationStore.markRead(request.recipientId, upToSeq: request.upToSeq, in: tx)
-            }
-            return .init(unreadCount: unread)
-        }
+        return UserRef(id: identity.id, username: identity.username)
     }
 }

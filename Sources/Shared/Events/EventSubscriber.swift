@@ -1,291 +1,360 @@
-import CZMQ
 import Foundation
-import Synchronization
 
-/// An event as received: its header and the whole envelope, to decode by `header.type`.
-public struct ReceivedEvent: Sendable {
-    public var header: EventHeader
-    public var envelope: [UInt8]
-
-    /// Decodes the body as `E` (check `header.type == E.type` first).
-    /// - Throws: `DecodingError`.
-    public func decode<E: Event>(_ type: E.Type) throws -> E {
-        try WireJSON.decode(EventEnvelope<E>.self, from: envelope).body
-    }
+/// One event as a typed handler receives it.
+public struct Delivered<E: Event>: Sendable {
+    /// The decoded body.
+    public let body: E
+    /// Producer, sequence number, type and commit time (`header.time`, RFC 3339).
+    public let header: EventHeader
+    /// Lookups already run for this event (see `EventOutcome.needsLookup`): a handler that
+    /// still misses its data after one gives up rather than asking forever.
+    public let lookups: Int
 }
 
-/// Subscribes to one producer's events and delivers each to a handler exactly once, in order.
-///
-/// PUB/SUB drops at the high-water mark and misses what was sent before the subscriber joined,
-/// so this follows the ZeroMQ guide's Clone pattern: it tracks the last sequence number applied,
-/// and on (re)join, on a gap, or when the producer's heartbeat shows a newer head, it asks the
-/// producer (`ops.replay`) for everything after it. Events at or below the cursor are dropped as
-/// duplicates. For exactly-once across restarts, `deliver` applies the event and stores its
-/// sequence number in one transaction (`Transaction.setCursor`), and `startAfter` reads it back.
-public final class EventSubscriber: Sendable {
-    public let producer: String
-    private let endpoint: String
-    private let context: ZMQContext
-    private let replay: RPCClient
-    private let logger: Logger
-    private let security: TransportSecurity
-    private let startAfter: @Sendable () async throws -> Int64
-    private let deliver: @Sendable (ReceivedEvent) async throws -> Void
-    private let deliverBatch: (@Sendable ([ReceivedEvent]) async throws -> Int)?
-    /// Most events handed to `deliverBatch` at once.
-    public let maxBatch = 256
-    private let stopped = Atomic<Bool>(false)
-    /// Events delivered, batches applied through `deliverBatch`, duplicates dropped, gaps
-    /// detected, replays run.
-    public let stats = Locked<[String: Int64]>([:])
+/// What a durable handler did with an event.
+public enum EventOutcome: Sendable {
+    /// Applied in the transaction (or nothing to do); the subscriber's cursor moves past the
+    /// event in the same transaction.
+    case applied
+    /// The handler needs data it does not have yet (e.g. a user its replica has not seen) and
+    /// changed nothing. The subscriber commits the events before it, runs `lookup` outside any
+    /// transaction, and delivers the event again with `lookups` one higher.
+    case needsLookup(@Sendable () async throws -> Void)
+    /// The event cannot be applied now (something it follows is not finished) and nothing was
+    /// changed. The subscriber commits the events before it and delivers it again on its next
+    /// tick (about half a second), keeping the order.
+    case deferred
+}
 
-    /// `stats` with keys `subscriber.<producer>.<name>`, for `ServiceHost.addCounters`.
-    public func counters() -> [String: Int64] {
-        let producer = self.producer
-        return Dictionary(uniqueKeysWithValues: stats.withLock { $0 }.map { ("subscriber.\(producer).\($0.key)", $0.value) })
-    }
+/// Applies one producer's events to a service's database, exactly once and in order, through
+/// typed handlers: `subscriber.on(Profile.PostLiked.self) { event, tx in ...; return .applied }`.
+///
+/// Each event is decoded once, by the handler registered for its type (other types only move
+/// the cursor). The events that arrive together are applied in one transaction, each in its own
+/// savepoint, with the subscriber's cursor (table `event_cursor`, owned by this type) stored in
+/// the same transaction as the last change: a restart or a replay never applies an event twice,
+/// and never skips one. A handler that throws has its event retried alone, three times, then it
+/// is logged and skipped (`skipped` counter); an event that does not decode is logged and
+/// skipped at once (`undecodable`).
+public final class EventSubscriber: Service {
+    public let producer: ServiceDescription
+    private let database: Database
+    private let logger: Logger
+    private let handlers = Locked<[String: Handler]>([:])
+    private let feed = Locked<EventFeed?>(nil)
+    private let connection: (endpoint: String, context: ZMQContext, replay: RPCClient, security: TransportSecurity)
+
+    typealias Handler = @Sendable (RawEvent, Transaction, Int) throws -> EventOutcome
 
     /// - Parameters:
-    ///   - producer: the producer name in the envelopes (`auth`, `profile`, `notification`).
-    ///   - eventsEndpoint: the producer's PUB endpoint.
-    ///   - replay: an RPC client for the producer (used for `ops.replay`).
-    ///   - startAfter: the sequence number already applied (read once at start; 0 = from the beginning).
-    ///   - deliver: applies one event; throwing retries it (three times, then it is logged and skipped).
-    ///   - deliverBatch: optional; applies a prefix of consecutive events (at least one, at most
-    ///     `maxBatch`) and the cursor of the last one it applied, all in one transaction, and
-    ///     returns how many it applied. Throwing means none was applied: the first event then
-    ///     goes through `deliver` (with its retries) and batching resumes after it. Under load the
-    ///     events that arrive together are applied together, one commit for many.
+    ///   - producer: whose events (`ServiceDescription.auth`, ...).
+    ///   - endpoint: the producer's PUB endpoint.
+    ///   - replay: an RPC client for the producer (`ops.replay`).
+    ///   - database: where handlers apply events and the cursor is kept.
     public init(
-        producer: String, eventsEndpoint: String, context: ZMQContext, replay: RPCClient, logger: Logger,
-        security: TransportSecurity = .current, startAfter: @escaping @Sendable () async throws -> Int64,
-        deliver: @escaping @Sendable (ReceivedEvent) async throws -> Void,
-        deliverBatch: (@Sendable ([ReceivedEvent]) async throws -> Int)? = nil
+        producer: ServiceDescription, endpoint: String, context: ZMQContext, replay: RPCClient, database: Database,
+        logger: Logger, security: TransportSecurity = .current
     ) {
         self.producer = producer
-        self.endpoint = eventsEndpoint
-        self.context = context
-        self.replay = replay
-        self.logger = logger
-        self.security = security
-        self.startAfter = startAfter
-        self.deliver = deliver
-        self.deliverBatch = deliverBatch
+        self.database = database
+        self.logger = logger.with(["producer": producer.name])
+        self.connection = (endpoint, context, replay, security)
     }
 
-    private enum Item: Sendable {
-        /// Events received together, in arrival order.
-        case events([ReceivedEvent])
-        case heartbeat(Int64)
+    /// Registers the handler for events of type `E` (call before `run()`). It runs inside the
+    /// write transaction, on the writer's queue: it must not block on anything but the database.
+    public func on<E: Event>(
+        _ type: E.Type, _ handler: @escaping @Sendable (Delivered<E>, Transaction) throws -> EventOutcome
+    ) {
+        handlers.withLock {
+            $0[E.type] = { raw, tx, lookups in
+                let body: E
+                do { body = try WireJSON.decode(EventEnvelope<E>.self, from: raw.envelope).body } catch {
+                    throw Undecodable(error: error)
+                }
+                return try handler(Delivered(body: body, header: raw.header, lookups: lookups), tx)
+            }
+        }
     }
 
-    /// Events the socket thread holds for the delivery loop beyond which it stops reading, so
-    /// the socket's receive high-water mark (and then a gap and a replay) bounds memory.
-    static let inboxLimit = 50_000
+    /// Counters `subscriber.<producer>.*` for `ServiceHost.addCounters`.
+    public func counters() -> [String: Int64] { feed.withLock { $0 }?.counters() ?? [:] }
 
-    private func bump(_ key: String, _ n: Int64 = 1) { stats.withLock { $0[key, default: 0] += n } }
-
-    /// Runs until cancelled: connects, catches up, then applies live events.
-    ///
-    /// The socket thread puts what it receives in an inbox and rings a doorbell; the delivery
-    /// loop takes everything in the inbox at once, so the events that pile up while a delivery
-    /// runs are applied together in the next (batching grows with the load).
-    /// - Throws: `ZMQError` if the SUB socket cannot be created or connected.
+    /// Runs until cancelled.
+    /// - Throws: `ZMQError` if the SUB socket cannot be created or connected, `SQLiteError`
+    ///   when the cursor cannot be read.
     public func run() async throws {
-        let sub = try ZMQSocket(context, .sub)
-        try SocketDefaults.apply(sub)
-        try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
-        try security.configureClient(sub, producer)
-        try sub.subscribe("")
-        try sub.connect(endpoint)
-        // The doorbell keeps at most one ring: rings while the loop is busy merge into one.
-        let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let inbox = Locked<(items: [Item], events: Int)>(([], 0))
-        let box = SubBox(sub)
-        let thread = Thread { [self] in
-            let sub = box.take()
-            let poller = Poller([.socket(sub)])
-            while !self.stopped.load(ordering: .acquiring) {
+        let producerName = producer.name
+        let database = self.database
+        let feed = EventFeed(
+            producer: producer, endpoint: connection.endpoint, context: connection.context, replay: connection.replay,
+            logger: logger, security: connection.security,
+            startAfter: { try await database.cursor(for: producerName) },
+            apply: { [unowned self] run in await self.apply(run) })
+        self.feed.withLock { $0 = feed }
+        try await feed.run()
+    }
+
+    private struct Undecodable: Error {
+        var error: any Error
+    }
+
+    /// What a batch transaction stopped at.
+    private enum Stop: Sendable {
+        case lookup(@Sendable () async throws -> Void)
+        case deferred
+        case failed(any Error)
+    }
+
+    /// Applies as much of `run` as it can; returns how many events from the front are applied.
+    /// A batch that fails is retried one event at a time, so the failing event is found and
+    /// retried alone (three times, then skipped) while the others are applied.
+    private func apply(_ run: [RawEvent]) async -> Int {
+        var done = 0
+        var lookups = 0
+        var isolating = false
+        var failures = 0
+        while done < run.count {
+            let slice = isolating ? [run[done]] : Array(run[done...])
+            let (applied, stop) = await applyBatch(slice, lookups: lookups)
+            if applied > 0 {
+                done += applied
+                lookups = 0
+                failures = 0
+            }
+            switch stop {
+            case nil:
+                continue
+            case .lookup(let lookup):
                 do {
-                    if inbox.withLock({ $0.events }) >= Self.inboxLimit {
-                        // The loop is far behind: leave events in the socket for a while.
-                        Thread.sleep(forTimeInterval: 0.01)
-                        ring.yield()
-                        continue
-                    }
-                    let ready = try poller.poll(timeoutMs: 500)
-                    if !ready[0] {
-                        ring.yield()  // idle tick: lets the loop retry a catch-up
-                        continue
-                    }
-                    var items: [Item] = []
-                    var received: [ReceivedEvent] = []
-                    var count = 0
-                    while count < self.maxBatch, let frames = try sub.receive(dontWait: true) {
-                        guard frames.count == 2 else { continue }
-                        if frames[0] == Array("_hb".utf8) {
-                            if let hb = try? WireJSON.decode(EventHeartbeat.self, from: frames[1]) {
-                                if !received.isEmpty { items.append(.events(received)) }
-                                received = []
-                                items.append(.heartbeat(hb.seq))
-                            }
-                        } else if let header = EventHeader.peek(frames[1])
-                            ?? (try? WireJSON.decode(EventHeader.self, from: frames[1]))
-                        {
-                            received.append(ReceivedEvent(header: header, envelope: frames[1]))
-                            count += 1
-                        }
-                    }
-                    if !received.isEmpty { items.append(.events(received)) }
-                    if !items.isEmpty {
-                        inbox.withLock {
-                            $0.items += items
-                            $0.events += count
-                        }
-                        ring.yield()
-                    }
+                    try await lookup()
+                    lookups += 1
                 } catch {
+                    logger.warning(
+                        "subscriber.lookup_failed", metadata: ["seq": "\(run[done].header.seq)", "error": "\(error)"])
+                    return done
+                }
+            case .deferred:
+                feed.withLock { $0 }?.bump("deferred")
+                return done
+            case .failed(let error):
+                guard isolating else {
+                    isolating = true  // find the failing event: one at a time from here
+                    continue
+                }
+                failures += 1
+                let event = run[done]
+                logger.error(
+                    "subscriber.apply_failed",
+                    metadata: [
+                        "seq": "\(event.header.seq)", "type": event.header.type, "attempt": "\(failures)",
+                        "error": "\(error)",
+                    ])
+                if failures >= 3 {
+                    guard await skip(event) else { return done }
+                    feed.withLock { $0 }?.bump("skipped")
+                    done += 1
+                    failures = 0
+                    isolating = false
+                } else {
+                    try? await Task.sleep(for: .milliseconds(20 * failures))
+                }
+            }
+        }
+        return done
+    }
+
+    /// Applies a prefix of `events` in one transaction; returns how many, and why it stopped
+    /// before the end (nil: it did not).
+    private func applyBatch(_ events: [RawEvent], lookups: Int) async -> (Int, Stop?) {
+        let handlers = self.handlers.withLock { $0 }
+        let producer = self.producer.name
+        let logger = self.logger
+        let feed = self.feed.withLock { $0 }
+        do {
+            return try await database.write { tx -> (Int, Stop?) in
+                var applied = 0
+                var stop: Stop?
+                for (i, event) in events.enumerated() {
+                    guard let handler = handlers[event.header.type] else {
+                        applied += 1
+                        continue
+                    }
+                    try tx.connection.execute("SAVEPOINT event")
+                    do {
+                        let outcome = try handler(event, tx, i == 0 ? lookups : 0)
+                        switch outcome {
+                        case .applied:
+                            try tx.connection.execute("RELEASE event")
+                            applied += 1
+                            continue
+                        case .needsLookup(let lookup): stop = .lookup(lookup)
+                        case .deferred: stop = .deferred
+                        }
+                    } catch let error as Undecodable {
+                        logger.error(
+                            "subscriber.undecodable",
+                            metadata: ["seq": "\(event.header.seq)", "type": event.header.type, "error": "\(error.error)"])
+                        feed?.bump("undecodable")
+                        try tx.connection.execute("ROLLBACK TO event")
+                        try tx.connection.execute("RELEASE event")
+                        applied += 1
+                        continue
+                    }
+                    try tx.connection.execute("ROLLBACK TO event")
+                    try tx.connection.execute("RELEASE event")
                     break
                 }
+                if applied > 0 { try tx.setCursor(events[applied - 1].header.seq, for: producer) }
+                return (applied, stop)
             }
-            sub.close()
-            ring.finish()
+        } catch {
+            return (0, .failed(error))
         }
-        thread.name = "sub.\(producer)"
-        thread.start()
-        defer {
-            stopped.store(true, ordering: .releasing)
+    }
+
+    /// Moves the cursor past an event that failed three times. - Returns: whether it did.
+    private func skip(_ event: RawEvent) async -> Bool {
+        let producer = self.producer.name
+        do {
+            try await database.write { tx in try tx.setCursor(event.header.seq, for: producer) }
+            return true
+        } catch {
+            logger.error("subscriber.skip_failed", metadata: ["seq": "\(event.header.seq)", "error": "\(error)"])
+            return false
         }
-        try await withTaskCancellationHandler {
-            var cursor = try await startAfter()
-            var behind = true  // catch up at start: the producer may have events we missed
-            for await _ in doorbell {
-                if Task.isCancelled { break }
-                let items = inbox.withLock { i -> [Item] in
-                    defer { i = ([], 0) }
-                    return i.items
-                }
-                // The run of events that follow the cursor without a gap, applied together.
-                var run: [ReceivedEvent] = []
-                for item in items {
-                    switch item {
-                    case .heartbeat(let head):
-                        if head > (run.last?.header.seq ?? cursor) { behind = true }
-                    case .events(let events):
-                        for event in events {
-                            let seq = event.header.seq
-                            let last = run.last?.header.seq ?? cursor
-                            if seq <= last {
-                                bump("duplicates")
-                            } else if seq == last + 1 && !behind {
-                                run.append(event)
-                            } else {
-                                if !behind { bump("gaps") }
-                                behind = true
-                            }
+    }
+}
+
+/// Delivers one producer's events to in-memory handlers, starting at the producer's current
+/// head (the gateway keeps no durable state): `subscriber.on(Auth.SessionRevoked.self) { events
+/// in ... }`, each event decoded once, the events that arrived together handed over together.
+public final class LiveEventSubscriber: Service {
+    public let producer: ServiceDescription
+    private let logger: Logger
+    private let handlers = Locked<[String: Handler]>([:])
+    private let feed = Locked<EventFeed?>(nil)
+    private let connection: (endpoint: String, context: ZMQContext, replay: RPCClient, security: TransportSecurity)
+    private let started = Locked<(known: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    typealias Handler = (
+        accept: (@Sendable ([UInt8]) -> Bool)?, apply: @Sendable ([RawEvent]) async -> Void
+    )
+
+    public init(
+        producer: ServiceDescription, endpoint: String, context: ZMQContext, replay: RPCClient, logger: Logger,
+        security: TransportSecurity = .current
+    ) {
+        self.producer = producer
+        self.logger = logger.with(["producer": producer.name])
+        self.connection = (endpoint, context, replay, security)
+    }
+
+    /// Registers the handler for events of type `E` (call before `run()`).
+    /// - Parameter accept: optional; looks at an event's raw envelope and returns false for
+    ///   events the handler does not want, which are then not decoded at all.
+    public func on<E: Event>(
+        _ type: E.Type, accept: (@Sendable ([UInt8]) -> Bool)? = nil,
+        _ handler: @escaping @Sendable ([Delivered<E>]) async -> Void
+    ) {
+        let logger = self.logger
+        handlers.withLock {
+            $0[E.type] = (
+                accept,
+                { raws in
+                    var delivered: [Delivered<E>] = []
+                    delivered.reserveCapacity(raws.count)
+                    for raw in raws {
+                        do {
+                            let body = try WireJSON.decode(EventEnvelope<E>.self, from: raw.envelope).body
+                            delivered.append(Delivered(body: body, header: raw.header, lookups: 0))
+                        } catch {
+                            logger.error(
+                                "subscriber.undecodable", metadata: ["seq": "\(raw.header.seq)", "error": "\(error)"])
                         }
                     }
+                    if !delivered.isEmpty { await handler(delivered) }
                 }
-                if let applied = await applyRun(run) { cursor = applied }
-                if behind {
-                    if let newCursor = await catchUp(from: cursor) {
-                        cursor = newCursor
-                        behind = false
+            )
+        }
+    }
+
+    /// Counters `subscriber.<producer>.*`.
+    public func counters() -> [String: Int64] { feed.withLock { $0 }?.counters() ?? [:] }
+
+    /// Waits until the subscriber knows the producer's head (events created after that reach
+    /// the handlers), or `timeoutMs` has passed.
+    public func waitUntilStarted(timeoutMs: Int) async {
+        let timer = Task {
+            try await Task.sleep(for: .milliseconds(timeoutMs))
+            self.markStarted()
+        }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let known = started.withLock { s -> Bool in
+                if s.known { return true }
+                s.waiters.append(c)
+                return false
+            }
+            if known { c.resume() }
+        }
+        timer.cancel()
+    }
+
+    private func markStarted() {
+        let waiters = started.withLock { s -> [CheckedContinuation<Void, Never>] in
+            s.known = true
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w.resume() }
+    }
+
+    /// Runs until cancelled, starting at the producer's head (asked with `ops.replay` limit 0,
+    /// retried until it answers).
+    /// - Throws: `ZMQError` if the SUB socket cannot be created or connected.
+    public func run() async throws {
+        let replay = connection.replay
+        let feed = EventFeed(
+            producer: producer, endpoint: connection.endpoint, context: connection.context, replay: replay,
+            logger: logger, security: connection.security,
+            startAfter: { [unowned self] in
+                var delayMs = 50
+                while true {
+                    try Task.checkCancellation()
+                    if let reply = try? await replay.call(Ops.Replay.self, .init(after: 0, limit: 0), timeoutMs: 1_000) {
+                        self.markStarted()
+                        return reply.head
                     }
+                    try await Task.sleep(for: .milliseconds(delayMs))
+                    delayMs = min(delayMs * 2, 1_000)
                 }
-            }
-        } onCancel: {
-            self.stopped.store(true, ordering: .releasing)
-        }
+            },
+            apply: { [unowned self] run in
+                await self.apply(run)
+                return run.count
+            })
+        self.feed.withLock { $0 = feed }
+        try await feed.run()
     }
 
-    /// Replays everything after `cursor`; returns the new cursor, or nil if the producer could
-    /// not be reached (the caller tries again on the next tick).
-    private func catchUp(from start: Int64) async -> Int64? {
-        var cursor = start
-        while !Task.isCancelled {
-            let reply: Ops.Replay.Reply
-            do {
-                reply = try await replay.call(Ops.Replay.self, .init(after: cursor, limit: 500), timeoutMs: 2_000)
-            } catch {
-                logger.debug("subscriber.replay_failed", metadata: ["producer": producer, "error": "\(error)"])
-                return nil
-            }
-            bump("replays")
-            var run: [ReceivedEvent] = []
-            for raw in reply.events {
-                let bytes = Array(raw.utf8)
-                guard let header = EventHeader.peek(bytes) ?? (try? WireJSON.decode(EventHeader.self, from: bytes))
-                else { continue }
-                guard header.seq > (run.last?.header.seq ?? cursor) else { continue }
-                run.append(ReceivedEvent(header: header, envelope: bytes))
-            }
-            if let applied = await applyRun(run) { cursor = applied }
-            if reply.events.isEmpty || cursor >= reply.head { return cursor }
+    /// Hands each handler its events of the run, in order, grouped by consecutive type.
+    private func apply(_ run: [RawEvent]) async {
+        let handlers = self.handlers.withLock { $0 }
+        var group: [RawEvent] = []
+        var groupType = ""
+        func flush() async {
+            if let handler = handlers[groupType], !group.isEmpty { await handler.apply(group) }
+            group = []
         }
-        return nil
-    }
-
-    /// Applies consecutive events in order, `maxBatch` at a time through `deliverBatch` when
-    /// there is one; returns the sequence number of the last one (nil for an empty run).
-    private func applyRun(_ run: [ReceivedEvent]) async -> Int64? {
-        var rest = run[...]
-        while !rest.isEmpty {
-            var applied = 0
-            if let deliverBatch, rest.count > 1 {
-                do {
-                    applied = min(try await deliverBatch(Array(rest.prefix(maxBatch))), rest.count)
-                    bump("delivered", Int64(applied))
-                    if applied > 1 { bump("batches") }
-                } catch {
-                    logger.debug(
-                        "subscriber.batch_failed",
-                        metadata: ["producer": producer, "seq": "\(rest[rest.startIndex].header.seq)", "error": "\(error)"])
-                }
+        for event in run {
+            guard let handler = handlers[event.header.type] else { continue }
+            if let accept = handler.accept, !accept(event.envelope) { continue }
+            if event.header.type != groupType {
+                await flush()
+                groupType = event.header.type
             }
-            if applied < 1 {
-                _ = await apply(rest[rest.startIndex])
-                applied = 1
-            }
-            rest = rest.dropFirst(applied)
+            group.append(event)
         }
-        return run.last?.header.seq
-    }
-
-    /// Delivers one event, retrying a failing handler three times before skipping it.
-    private func apply(_ event: ReceivedEvent) async -> Bool {
-        for attempt in 1...3 {
-            do {
-                try await deliver(event)
-                bump("delivered")
-                return true
-            } catch {
-                logger.error(
-                    "subscriber.deliver_failed",
-                    metadata: [
-                        "producer": producer, "seq": "\(event.header.seq)", "type": event.header.type,
-                        "attempt": "\(attempt)", "error": "\(error)",
-                    ])
-                try? await Task.sleep(for: .milliseconds(20 * attempt))
-            }
-        }
-        bump("skipped")
-        return true
-    }
-}
-
-/// The heartbeat a host publishes on topic `_hb` every second: `{"producer": "...", "seq": head}`.
-struct EventHeartbeat: Codable {
-    var producer: String
-    var seq: Int64
-}
-
-private final class SubBox: @unchecked Sendable {
-    // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var socket: ZMQSocket?
-    init(_ socket: ZMQSocket) { self.socket = socket }
-    func take() -> ZMQSocket {
-        defer { socket = nil }
-        return socket!
+        await flush()
     }
 }

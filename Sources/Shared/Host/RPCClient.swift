@@ -38,7 +38,8 @@ public final class RPCClient: Sendable {
     }
 
     enum Outcome: Sendable {
-        case reply([UInt8])
+        /// The reply envelope, parsed once by the socket thread.
+        case reply(JSONObject)
         case notSent
         case disconnected
         case timedOut
@@ -50,9 +51,20 @@ public final class RPCClient: Sendable {
     ///   - unsentRetryBudgetMs: see the property.
     ///   - defaultTimeoutMs: see the property (2 s: the gateway's per-request budget).
     /// - Throws: `ZMQError` when the socket cannot be created or the endpoint is invalid.
-    public init(
+    public convenience init(
         service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
         unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000
+    ) throws {
+        try self.init(
+            service: service, endpoint: endpoint, context: context, logger: logger, security: security,
+            unsentRetryBudgetMs: unsentRetryBudgetMs, defaultTimeoutMs: defaultTimeoutMs, resolver: HostLookup.resolve)
+    }
+
+    /// The same, with a stand-in for the host-name lookup (tests).
+    init(
+        service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
+        unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000,
+        resolver: @escaping @Sendable (String) -> HostLookup.Outcome
     ) throws {
         self.service = service
         self.endpoint = endpoint
@@ -66,12 +78,10 @@ public final class RPCClient: Sendable {
         try dealer.set(ZMQ_IMMEDIATE, 1)  // queue only to completed connections: EAGAIN means "down"
         try dealer.setHighWaterMarks(send: 100_000, receive: 100_000)
         try security.configureClient(dealer, service)
-        let monitorEndpoint = "inproc://rpc-monitor-\(RandomID.make())"
-        try dealer.monitor(monitorEndpoint, events: ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED)
-        let monitor = try ZMQSocket(context, .pair)
-        try monitor.connect(monitorEndpoint)
-        try dealer.connect(endpoint)
-        let box = ClientSockets(dealer: dealer, monitor: monitor)
+        // Connects to the address of the endpoint's host, looked up off libzmq's I/O thread.
+        let connector = try PeerConnector(
+            socket: dealer, endpoint: endpoint, wakeup: wakeup, logger: logger.with(["peer": service]), resolver: resolver)
+        let box = ClientSockets(dealer: dealer, connector: connector)
         let thread = Thread { [self] in self.loop(box.take()) }
         thread.name = "rpc.\(service)"
         thread.start()
@@ -99,10 +109,10 @@ public final class RPCClient: Sendable {
     {
         let start = Timestamp.nowMs()
         let deadline = start + Int64(timeoutMs ?? defaultTimeoutMs)
-        let trace = trace ?? RandomID.make()
+        let trace = trace ?? RandomID.unique()
         var backoffMs: Int64 = 10
         while true {
-            let id = RandomID.make()
+            let id = RandomID.unique()
             let envelope = RequestEnvelope(id: id, type: R.type, deadline: deadline, trace: trace, body: request)
             let bytes: [UInt8]
             do { bytes = try WireJSON.encode(envelope) } catch {
@@ -113,8 +123,10 @@ public final class RPCClient: Sendable {
             switch outcome {
             case .reply(let data):
                 let reply: ReplyEnvelope<R.Reply>
-                do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: data) } catch {
-                    if let header = try? WireJSON.decode(ReplyHeader.self, from: data), let error = header.error { throw error }
+                do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: .object(data)) } catch {
+                    if let header = try? WireJSON.decode(ReplyHeader.self, from: .object(data)), let error = header.error {
+                        throw error
+                    }
                     throw ServiceError.internal("cannot decode reply to \(R.type): \(error)")
                 }
                 if let error = reply.error { throw error }
@@ -152,9 +164,9 @@ public final class RPCClient: Sendable {
 
     // MARK: Socket thread
 
-    private func loop(_ sockets: (dealer: ZMQSocket, monitor: ZMQSocket)) {
-        let (dealer, monitor) = sockets
-        let poller = Poller([.socket(dealer), .socket(monitor), .fd(wakeup.fd)])
+    private func loop(_ sockets: (dealer: ZMQSocket, connector: PeerConnector)) {
+        let (dealer, connector) = sockets
+        let poller = Poller([.socket(dealer), .socket(connector.monitor), .fd(wakeup.fd)])
         var sent = Set<String>()
         do {
             while !stopped.load(ordering: .acquiring) {
@@ -168,7 +180,8 @@ public final class RPCClient: Sendable {
                     resolve(id, .timedOut)
                 }
                 let nearest = state.withLock { s in s.pending.values.map(\.deadline).min() }
-                let timeout = nearest.map { Int(max(1, min($0 - now, 1_000))) } ?? 1_000
+                let lookupDue = connector.service(nowMs: now)
+                let timeout = Int(max(1, min(nearest.map { $0 - now } ?? 1_000, lookupDue ?? 1_000, 1_000)))
                 let ready = try poller.poll(timeoutMs: timeout)
                 if ready[2] { wakeup.drain() }
                 let queue = state.withLock { s -> [(id: String, bytes: [UInt8], deadline: Int64)] in
@@ -184,15 +197,14 @@ public final class RPCClient: Sendable {
                 }
                 if ready[0] {
                     while let frames = try dealer.receive(dontWait: true) {
-                        guard let payload = frames.last, let header = try? WireJSON.decode(ReplyHeader.self, from: payload)
+                        guard let payload = frames.last, case .object(let reply)? = try? JSONParser.parse(payload),
+                            case .string(let id)? = reply["id"]
                         else { continue }
-                        if sent.remove(header.id) != nil { resolve(header.id, .reply(payload)) }
+                        if sent.remove(id) != nil { resolve(id, .reply(reply)) }
                     }
                 }
                 if ready[1] {
-                    while let event = try monitor.receive(dontWait: true) {
-                        guard let first = event.first, first.count >= 2 else { continue }
-                        let code = Int32(first[0]) | (Int32(first[1]) << 8)
+                    for code in try connector.receiveEvents() {
                         if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
                             connected.store(true, ordering: .releasing)
                         } else if code == ZMQ_EVENT_DISCONNECTED {
@@ -212,16 +224,16 @@ public final class RPCClient: Sendable {
         let remaining = state.withLock { s -> [String] in Array(s.pending.keys) }
         for id in remaining { resolve(id, .disconnected) }
         dealer.close()
-        monitor.close()
+        connector.close()
     }
 }
 
 /// Moves the client's sockets to their thread.
 private final class ClientSockets: @unchecked Sendable {
     // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var sockets: (dealer: ZMQSocket, monitor: ZMQSocket)?
-    init(dealer: ZMQSocket, monitor: ZMQSocket) { sockets = (dealer, monitor) }
-    func take() -> (dealer: ZMQSocket, monitor: ZMQSocket) {
+    private var sockets: (dealer: ZMQSocket, connector: PeerConnector)?
+    init(dealer: ZMQSocket, connector: PeerConnector) { sockets = (dealer, connector) }
+    func take() -> (dealer: ZMQSocket, connector: PeerConnector) {
         defer { sockets = nil }
         return sockets!
     }

@@ -13,8 +13,9 @@ import Synchronization
 ///
 /// Both sockets live on one thread; handlers hand their replies back through a locked queue
 /// and an eventfd (`Wakeup`).
-public final class ServiceHost: Sendable {
-    public typealias Handler = @Sendable (_ envelope: [UInt8], _ context: RequestContext) async -> [UInt8]
+public final class ServiceHost: Service {
+    /// Answers one request: its envelope's `body`, parsed once by the socket thread.
+    public typealias Handler = @Sendable (_ body: JSONValue, _ context: RequestContext) async -> [UInt8]
 
     public let name: String
     private let context: ZMQContext
@@ -58,7 +59,8 @@ public final class ServiceHost: Sendable {
             }
             on(Ops.Replay.self) { request, _ in
                 let limit = min(max(request.limit, 0), 1_000)
-                let (head, events) = try await database.outbox(after: request.after, limit: limit)
+                let (head, events) = try await database.outbox(
+                    after: request.after, limit: limit, maxBytes: Ops.Replay.maxBytes)
                 return Ops.Replay.Reply(head: head, events: events.map { String(decoding: $0.envelope, as: UTF8.self) })
             }
         }
@@ -67,21 +69,20 @@ public final class ServiceHost: Sendable {
     /// Registers the handler for one message type. A handler throwing `ServiceError` answers
     /// with that error; any other error answers `internal_error` (and is logged).
     public func on<R: RPC>(_ rpc: R.Type, _ handler: @escaping @Sendable (R.Request, RequestContext) async throws -> R.Reply) {
-        let logger = self.logger
-        let wrapped: Handler = { bytes, context in
+        let wrapped: Handler = { body, context in
             let reply: ReplyEnvelope<R.Reply>
             do {
-                let request = try WireJSON.decode(RequestEnvelope<R.Request>.self, from: bytes)
+                let request = try WireJSON.decode(R.Request.self, from: body)
                 do {
                     reply = ReplyEnvelope(
                         id: context.correlationId, type: context.type,
                         body: try await RequestDeadline.$current.withValue(context.deadline) {
-                            try await handler(request.body, context)
+                            try await handler(request, context)
                         }, error: nil)
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
                 } catch {
-                    logger.error("request.failed", metadata: ["type": context.type, "error": "\(error)", "trace": context.trace])
+                    context.logger.error("request.failed", metadata: ["error": "\(error)"])
                     reply = ReplyEnvelope(
                         id: context.correlationId, type: context.type, body: nil, error: .internal("internal error"))
                 }
@@ -121,7 +122,11 @@ public final class ServiceHost: Sendable {
         return (rpc, events)
     }
 
-    /// Runs until the task is cancelled, then stops (see `stop()`) and returns.
+    /// Stops gracefully (see `stop()`).
+    public func shutdownGracefully() { stop() }
+
+    /// Runs until the task is cancelled or `stop()` is called, then stops (see `stop()`) and
+    /// returns once the sockets are closed.
     public func run() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -252,10 +257,14 @@ public final class ServiceHost: Sendable {
             let envelope = ReplyEnvelope<Empty>(id: id, type: type, body: nil, error: error)
             if let bytes = try? WireJSON.encode(envelope) { _ = try? router.send(routing + [bytes], dontWait: true) }
         }
-        guard let header = try? WireJSON.decode(RequestHeader.self, from: payload) else {
+        // Parsed once, here: the header routes the request, the body goes to its handler.
+        guard case .object(let envelope)? = try? JSONParser.parse(payload),
+            let header = try? WireJSON.decode(RequestHeader.self, from: .object(envelope))
+        else {
             reply("", "", .badRequest("malformed_envelope", "not a request envelope"))
             return
         }
+        let body = envelope["body"] ?? .null
         guard header.v == wireVersion else {
             reply(
                 header.id, header.type, .badRequest("unsupported_version", "envelope version \(header.v) is not \(wireVersion)"))
@@ -271,8 +280,8 @@ public final class ServiceHost: Sendable {
                 ServiceError(code: "deadline_exceeded", message: "deadline passed before handling", status: 504))
             return
         }
-        count("requests.\(header.type)")
         if header.type == Ops.Ping.type {
+            count("requests.\(header.type)")
             let body = Ops.Ping.Reply(service: name, uptimeMs: Timestamp.nowMs() - startedMs, counters: counterSnapshot())
             if let bytes = try? WireJSON.encode(ReplyEnvelope(id: header.id, type: header.type, body: body, error: nil)) {
                 _ = try? router.send(routing + [bytes], dontWait: true)
@@ -280,13 +289,18 @@ public final class ServiceHost: Sendable {
             return
         }
         guard let handler = handlers.withLock({ $0[header.type] }) else {
+            // Counted under one key: a caller cannot grow the counters with made-up types.
+            count("requests.unknown_type")
             reply(header.id, header.type, .badRequest("unknown_type", "no handler for \(header.type)"))
             return
         }
-        let context = RequestContext(correlationId: header.id, type: header.type, deadline: header.deadline, trace: header.trace)
+        count("requests.\(header.type)")
+        let context = RequestContext(
+            correlationId: header.id, type: header.type, deadline: header.deadline, trace: header.trace,
+            logger: logger)
         inflight[header.id] = routing
         Task { [self] in
-            let bytes = await handler(payload, context)
+            let bytes = await handler(body, context)
             completedIDs.withLock { $0.append(header.id) }
             outgoing.withLock { $0.replies.append(routing + [bytes]) }
             wakeup.signal()

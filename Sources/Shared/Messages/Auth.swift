@@ -42,18 +42,22 @@ public enum Auth {
         public typealias Reply = SessionReply
     }
 
-    /// Logs in by email or username (case-insensitive).
-    /// Errors: 401 `invalid_credentials` (same for unknown user and wrong password),
-    /// 429 `too_many_attempts` with `retryAfter` seconds.
+    /// Logs in by email or username (case-insensitive), throttled per account and client
+    /// address. Errors: 401 `invalid_credentials` (same for unknown user and wrong password),
+    /// 429 `too_many_attempts` with `retryAfter` seconds, 503 `busy` with `retryAfter`.
     public enum Login: RPC {
         public static let type = "auth.login"
         public static let isIdempotent = false
         public struct Request: Codable, Sendable {
             public var login: String
             public var password: String
-            public init(login: String, password: String) {
+            /// The client's IP address as the gateway saw it (nil when unknown: all such
+            /// attempts share one address for throttling).
+            public var clientAddress: String?
+            public init(login: String, password: String, clientAddress: String? = nil) {
                 self.login = login
                 self.password = password
+                self.clientAddress = clientAddress
             }
         }
         public typealias Reply = SessionReply
@@ -140,6 +144,100 @@ public enum Auth {
         public typealias Reply = Identity
     }
 
+    /// Checks identity fields against AuthService's rules without creating or changing
+    /// anything (nil = not checked), so a caller that also has other fields to validate can
+    /// report every error at once before acting. Uniqueness is not checked here (409 comes
+    /// from register or change). Errors: 400 with `fields`.
+    public enum CheckIdentityFields: RPC {
+        public static let type = "auth.check_fields"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var email: String?
+            public var username: String?
+            public var password: String?
+            public init(email: String? = nil, username: String? = nil, password: String? = nil) {
+                self.email = email
+                self.username = username
+                self.password = password
+            }
+        }
+        public typealias Reply = Empty
+    }
+
+    /// Creates many accounts in one transaction, all with one precomputed password hash: the
+    /// bulk import a load test (or a migration) uses instead of one argon2id hash per
+    /// registration. Never routed by the gateway: only ZeroMQ clients that reach AuthService's
+    /// RPC endpoint (CURVE-authenticated in deployment) can send it.
+    ///
+    /// Request `{"passwordHash": "$argon2id$v=19$m=19456,t=2,p=1$...", "users": [{"username",
+    /// "email"}, ...]}` with 1...`maxUsers` users; each username and email is normalised and
+    /// checked by the rules of `auth.register`. The hash is libsodium's argon2id PHC string
+    /// (`crypto_pwhash_str`), with parameters at least AuthService's policy (m = 19,456 KiB,
+    /// t = 2, p = 1; OWASP's argon2id minimum) and at most what a login can afford: an import
+    /// never weakens password storage.
+    ///
+    /// Idempotent, so an interrupted import can be sent again: a user whose username and email
+    /// both belong to one existing account is answered as that account (`created: false`).
+    /// Reply `{"users": [{"username", "id", "created"}, ...]}` in request order (usernames
+    /// normalised). Every new account is written in one transaction with one
+    /// `auth.users.imported` event (none when nothing was created).
+    ///
+    /// Errors (nothing of the batch written): 400 `invalid_request` (no users, or more than
+    /// `maxUsers`, field `users`), 400 `invalid_password_hash` (field `passwordHash`), 400 with
+    /// `fields` named `users[<index>].username` / `users[<index>].email` (`invalid_username`,
+    /// `invalid_email`, `duplicate_username`, `duplicate_email` for a name or email given twice
+    /// in the batch; `validation_failed` when several), 409 `username_taken` / `email_taken` with
+    /// the same field names when a username or email belongs to another account than the
+    /// entry's. At most `maxFieldErrors` fields are listed; the message gives the total.
+    public enum ImportUsers: RPC {
+        public static let type = "auth.import_users"
+        public static let isIdempotent = true
+        /// Most users in one request.
+        public static let maxUsers = 5_000
+        /// Most entries in an error's `fields`.
+        public static let maxFieldErrors = 100
+
+        /// One account to create.
+        public struct User: Codable, Sendable, Equatable {
+            public var username: String
+            public var email: String
+            public init(username: String, email: String) {
+                self.username = username
+                self.email = email
+            }
+        }
+
+        public struct Request: Codable, Sendable {
+            /// libsodium argon2id PHC string shared by every user of the batch.
+            public var passwordHash: String
+            public var users: [User]
+            public init(passwordHash: String, users: [User]) {
+                self.passwordHash = passwordHash
+                self.users = users
+            }
+        }
+
+        /// One user's outcome, in request order.
+        public struct Imported: Codable, Sendable, Equatable {
+            /// Normalised (lower-case).
+            public var username: String
+            /// The account's id (32 hex digits).
+            public var id: String
+            /// False when the account already existed with this username and email.
+            public var created: Bool
+            public init(username: String, id: String, created: Bool) {
+                self.username = username
+                self.id = id
+                self.created = created
+            }
+        }
+
+        public struct Reply: Codable, Sendable {
+            public var users: [Imported]
+            public init(users: [Imported]) { self.users = users }
+        }
+    }
+
     // MARK: Events
 
     /// Published when an account is created.
@@ -147,6 +245,15 @@ public enum Auth {
         public static let type = "auth.user.registered"
         public var identity: Identity
         public init(identity: Identity) { self.identity = identity }
+    }
+
+    /// Published once per `auth.import_users` batch that created accounts: the new identities
+    /// only (version 1), in request order. Replicas apply it as they apply one
+    /// `auth.user.registered` per identity.
+    public struct UsersImported: Event, Equatable {
+        public static let type = "auth.users.imported"
+        public var identities: [Identity]
+        public init(identities: [Identity]) { self.identities = identities }
     }
 
     /// Published when a username or email changes.

@@ -70,6 +70,45 @@ public enum Graph {
         }
     }
 
+    /// Makes many users follow one followee at once: a graph import (load tests, migrations),
+    /// not the `graph.follow` a user makes. Creates the edges that do not exist yet (an existing
+    /// edge keeps its `notifyPosts`) and moves `follow_counts` in the same transaction; makes no
+    /// `follow` notifications; emits one `graph.follows.imported` per request that created
+    /// edges. Idempotent. Not routed by the gateway.
+    ///
+    /// Ids are AuthService ids; ones the service's identity replica has not seen yet (it may lag
+    /// behind an `auth.import_users` that just happened) are looked up at AuthService. Repeated
+    /// follower ids count once.
+    ///
+    /// Errors (nothing written): 400 `invalid_request` (no follower ids, or more than
+    /// `maxFollowers`, field `followerIds`), 404 `not_found` naming the unknown ids (fields
+    /// `followeeId` / `followerIds[<index>]`, at most 100), 422 `cannot_follow_self` (field
+    /// `followerIds[<index>]`), 503/504 when AuthService must be asked and cannot answer.
+    public enum ImportFollows: RPC {
+        public static let type = "graph.import_follows"
+        public static let isIdempotent = true
+        /// Most follower ids in one request.
+        public static let maxFollowers = 10_000
+
+        public struct Request: Codable, Sendable {
+            public var followeeId: String
+            public var followerIds: [String]
+            /// The new edges' flag (new posts notify these followers).
+            public var notifyPosts: Bool
+            public init(followeeId: String, followerIds: [String], notifyPosts: Bool) {
+                self.followeeId = followeeId
+                self.followerIds = followerIds
+                self.notifyPosts = notifyPosts
+            }
+        }
+
+        public struct Reply: Codable, Sendable, Equatable {
+            /// Edges created (the others existed already).
+            public var created: Int
+            public init(created: Int) { self.created = created }
+        }
+    }
+
     /// A list entry: a user id and the viewer's follow state toward it.
     public struct Entry: Codable, Sendable, Equatable {
         public var userId: String
@@ -120,7 +159,8 @@ public enum Graph {
     }
 
     /// A notification as NotificationService stores it; the gateway replaces `actorId` with the
-    /// actor's PublicUser to make the API's `Notification`.
+    /// actor's PublicUser and renders the text from the actor's *current* username
+    /// (`NotificationText`), so a rename shows at once.
     public struct Notification: Codable, Sendable, Equatable {
         public struct PostRef: Codable, Sendable, Equatable {
             public var id: String
@@ -135,8 +175,9 @@ public enum Graph {
         public var seq: Int64
         /// `like`, `follow`, `comment`, `tag` or `post`.
         public var type: String
-        /// Ready to display, e.g. `alice liked your photo.`
-        public var text: String
+        /// What the text needs besides the actor: the post type (`photo`, `video`) of a `like`,
+        /// the comment's text of a `comment`; nil otherwise.
+        public var detail: String?
         public var createdAt: String
         public var read: Bool
         public var actorId: String
@@ -144,13 +185,13 @@ public enum Graph {
         /// Set for `follow`: the recipient's current relation to the actor.
         public var followState: FollowState?
         public init(
-            id: String, seq: Int64, type: String, text: String, createdAt: String, read: Bool, actorId: String,
+            id: String, seq: Int64, type: String, detail: String?, createdAt: String, read: Bool, actorId: String,
             post: PostRef?, followState: FollowState?
         ) {
             self.id = id
             self.seq = seq
             self.type = type
-            self.text = text
+            self.detail = detail
             self.createdAt = createdAt
             self.read = read
             self.actorId = actorId
@@ -226,6 +267,44 @@ public enum Graph {
         }
     }
 
+    /// What a gateway needs before it subscribes to a recipient's notifications (see
+    /// `NotificationRouting`): the recipient's compact key (its topic) and current head seq
+    /// (0 when none). Errors: 404 `not_found` when AuthService does not know the user.
+    public enum StreamStart: RPC {
+        public static let type = "notify.stream_start"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public init(recipientId: String) { self.recipientId = recipientId }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var recipientKey: Int64
+            public var headSeq: Int64
+            public init(recipientKey: Int64, headSeq: Int64) {
+                self.recipientKey = recipientKey
+                self.headSeq = headSeq
+            }
+        }
+    }
+
+    /// The head seq of each recipient (0 when none), in request order: how a gateway notices
+    /// a notification it missed when nothing came after it. At most `maxKeys` keys; more →
+    /// 400 `invalid_field` (`recipientKeys`).
+    public enum Heads: RPC {
+        public static let type = "notify.heads"
+        public static let isIdempotent = true
+        /// Most keys in one request.
+        public static let maxKeys = 10_000
+        public struct Request: Codable, Sendable {
+            public var recipientKeys: [Int64]
+            public init(recipientKeys: [Int64]) { self.recipientKeys = recipientKeys }
+        }
+        public struct Reply: Codable, Sendable, Equatable {
+            public var heads: [Int64]
+            public init(heads: [Int64]) { self.heads = heads }
+        }
+    }
+
     // MARK: Events
 
     /// A follow edge was created or removed (only on a real change).
@@ -243,14 +322,73 @@ public enum Graph {
         }
     }
 
-    /// A notification was stored for `recipientId`.
-    public struct NotificationCreated: Event {
-        public static let type = "notify.created"
-        public var recipientId: String
-        public var notification: Notification
-        public init(recipientId: String, notification: Notification) {
-            self.recipientId = recipientId
-            self.notification = notification
+    /// Edges created by one `graph.import_follows` request (only the ones it created, in
+    /// request order), all toward `followeeId` with the same `notifyPosts`.
+    public struct FollowsImported: Event, Equatable {
+        public static let type = "graph.follows.imported"
+        public var followeeId: String
+        public var followerIds: [String]
+        public var notifyPosts: Bool
+        public init(followeeId: String, followerIds: [String], notifyPosts: Bool) {
+            self.followeeId = followeeId
+            self.followerIds = followerIds
+            self.notifyPosts = notifyPosts
         }
+    }
+}
+
+/// Routed delivery of notifications: NotificationService publishes each stored notification on
+/// its delivery socket (`NOTIFICATION_DELIVERY_BIND`, a `TopicPublisher`) under its recipient's
+/// topic, and a gateway subscribes (a `TopicSubscriber`) only to the recipients whose streams
+/// it holds. Frames: `[topic, Graph.Notification JSON]`, or `[topic]` alone for a welcome.
+/// Delivery is best effort; a gateway repairs what it misses by `seq` (`notify.since`,
+/// `notify.heads`).
+public enum NotificationRouting {
+    /// `n` and the recipient key as 16 lower-case hex digits: fixed width, so no topic is a
+    /// prefix of another (libzmq matches subscriptions by prefix).
+    public static func topic(recipientKey: Int64) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 17)
+        out[0] = UInt8(ascii: "n")
+        var v = UInt64(bitPattern: recipientKey)
+        for i in stride(from: 16, through: 1, by: -1) {
+            let d = UInt8(v & 0xF)
+            out[i] = d < 10 ? 48 + d : 87 + d
+            v >>= 4
+        }
+        return out
+    }
+
+    /// The recipient key of a topic made by `topic(recipientKey:)`, nil for anything else.
+    public static func recipientKey(topic: [UInt8]) -> Int64? {
+        guard topic.count == 17, topic[0] == UInt8(ascii: "n") else { return nil }
+        var v: UInt64 = 0
+        for c in topic[1...] {
+            switch c {
+            case 48...57: v = v << 4 | UInt64(c - 48)
+            case 97...102: v = v << 4 | UInt64(c - 87)
+            default: return nil
+            }
+        }
+        return Int64(bitPattern: v)
+    }
+}
+
+/// A notification's display text (API.md "Shapes": `alice liked your photo.`), rendered from
+/// the actor's current username whenever it is shown, never stored with an old name.
+public enum NotificationText {
+    /// `<username> <what happened>`: `liked your photo.` / `liked your video.` (detail = post
+    /// type), `started following you.`, `commented: <text>` (detail = the comment),
+    /// `tagged you in a post.`, `shared a new post.`.
+    public static func render(type: String, actorUsername: String, detail: String?) -> String {
+        let what: String
+        switch type {
+        case "like": what = "liked your \(detail == "video" ? "video" : "photo")."
+        case "follow": what = "started following you."
+        case "comment": what = "commented: \(detail ?? "")"
+        case "tag": what = "tagged you in a post."
+        case "post": what = "shared a new post."
+        default: what = type
+        }
+        return "\(actorUsername) \(what)"
     }
 }

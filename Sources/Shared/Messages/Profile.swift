@@ -70,6 +70,25 @@ public enum Profile {
         public typealias Reply = Me
     }
 
+    /// Checks a registration's profile fields against ProfileService's rules without storing
+    /// anything (nil = not checked), so the gateway can report every field error of a
+    /// registration before the account is created. Errors: 400 with `fields`.
+    public enum CheckProfileFields: RPC {
+        public static let type = "profile.check_fields"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var name: String?
+            public var birthDate: String?
+            public var gender: String?
+            public init(name: String?, birthDate: String?, gender: String?) {
+                self.name = name
+                self.birthDate = birthDate
+                self.gender = gender
+            }
+        }
+        public typealias Reply = Empty
+    }
+
     /// The caller's own profile. Errors: 404.
     public enum GetMe: RPC {
         public static let type = "profile.get_me"

@@ -55,11 +55,16 @@ public enum Ops {
         }
     }
 
-    /// Replay from the outbox: every event with `seq > after`, oldest first, at most `limit`
-    /// (`limit` 0 asks only for `head`). Used by subscribers on a gap or on (re)join.
+    /// Replay from the outbox: the events with `seq > after`, oldest first, at most `limit`
+    /// (capped at 1,000; 0 asks only for `head`) and about `maxBytes` of event bodies (at least
+    /// one event), so a subscriber asks again from the last one it got until it reaches `head`.
+    /// Used by subscribers on a gap or on (re)join.
     public enum Replay: RPC {
         public static let type = "ops.replay"
         public static let isIdempotent = true
+        /// The bodies one reply carries at most, in bytes (4 MiB), unless its first event alone
+        /// is larger.
+        public static let maxBytes = 4 << 20
         public struct Request: Codable, Sendable {
             public var after: Int64
             public var limit: Int

@@ -14,6 +14,23 @@ public struct Identity: Codable, Sendable, Equatable {
     }
 }
 
+/// Usernames as lookups see them: AuthService keeps them lower-case, 3–30 of `a-z 0-9 . _`,
+/// and a name typed by a client matches one only when the typed text itself is in that
+/// alphabet, any case: no other character folds into it (the Kelvin sign U+212A lower-cases
+/// to `k`, a fullwidth `ａ` is not `a`).
+public enum Username {
+    /// The lower-cased lookup key for `typed`, or nil when it cannot name any account.
+    public static func lookupKey(_ typed: String) -> String? {
+        let bytes = Array(typed.utf8)
+        guard (1...64).contains(bytes.count),
+            bytes.allSatisfy({
+                (0x61...0x7a).contains($0) || (0x41...0x5a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2e || $0 == 0x5f
+            })
+        else { return nil }
+        return String(decoding: bytes.map { (0x41...0x5a).contains($0) ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+}
+
 /// The API's `PublicUser`: `{id, username, name, bio, profilePhotoURL}`.
 public struct PublicUser: Codable, Sendable, Equatable {
     public var id: String

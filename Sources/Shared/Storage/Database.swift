@@ -15,6 +15,7 @@ public final class Transaction {
     public let connection: SQLiteConnection
     let producer: String?
     var emitted: [OutboxEvent] = []
+    var committed: [@Sendable () -> Void] = []
 
     init(connection: SQLiteConnection, producer: String?) {
         self.connection = connection
@@ -42,13 +43,15 @@ public final class Transaction {
         return seq
     }
 
-    /// The last sequence number applied from `producer` (0 if none); see `EventSubscriber`.
-    public func cursor(for producer: String) throws -> Int64 {
-        try connection.queryOne("SELECT seq FROM event_cursor WHERE producer = ?", [producer])?.int(0) ?? 0
+    /// Runs `action` after the transaction commits (never if it rolls back): wakes work that
+    /// the committed rows start.
+    public func onCommit(_ action: @escaping @Sendable () -> Void) {
+        committed.append(action)
     }
 
-    /// Records that events from `producer` up to `seq` are applied, in this transaction.
-    public func setCursor(_ seq: Int64, for producer: String) throws {
+    /// Records that events from `producer` up to `seq` are applied, in this transaction (only
+    /// `EventSubscriber` moves a cursor).
+    func setCursor(_ seq: Int64, for producer: String) throws {
         try connection.query(
             "INSERT INTO event_cursor(producer, seq) VALUES (?, ?) ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq",
             [producer, seq])
@@ -57,26 +60,6 @@ public final class Transaction {
 
 @available(*, unavailable, message: "Transaction is confined to its Database write queue")
 extension Transaction: Sendable {}
-
-/// The outbox table and its envelope format.
-public enum Outbox {
-    /// Foundation tables every service database has: `outbox` (events, kept for replay) and
-    /// `event_cursor` (last applied sequence number per producer this service subscribes to).
-    static let schema = """
-        CREATE TABLE IF NOT EXISTS outbox(
-            seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-        """
-
-    /// Builds the envelope JSON (sorted keys, as `WireJSON` would) around an already-encoded body.
-    static func envelope(producer: String, seq: Int64, type: String, time: String, body: String) -> [UInt8] {
-        let p = String(decoding: (try? WireJSON.encode(producer)) ?? [], as: UTF8.self)
-        let t = String(decoding: (try? WireJSON.encode(type)) ?? [], as: UTF8.self)
-        return Array(
-            "{\"body\":\(body),\"producer\":\(p),\"seq\":\(seq),\"time\":\"\(time)\",\"type\":\(t),\"v\":\(wireVersion)}"
-                .utf8)
-    }
-}
 
 /// A service's SQLite database: one writer connection on its own serial queue and a few reader
 /// connections on theirs (WAL lets them read while the writer writes). Blocking SQLite calls
@@ -115,16 +98,18 @@ public final class Database: @unchecked Sendable {
         let resume: @Sendable (Result<any Sendable, any Error>) -> Void
     }
 
-    /// Opens the database at `path`, creates the outbox tables and applies `migrations`
-    /// (see `SQLiteConnection.migrate`).
+    /// Opens the database at `path` and applies the shared migrations (outbox, subscriber
+    /// cursors), then `migrations` (see `Migrator`).
     /// - Parameters:
     ///   - producer: the service's producer name for events it emits (nil: emits none).
+    ///   - legacy: the service's migrations from before they were named (see `Migrator`).
     ///   - readers: number of read connections.
     /// - Throws: `SQLiteError`.
-    public init(path: String, producer: String?, migrations: [String], readers: Int = 2) throws {
+    public init(
+        path: String, producer: String?, migrations: [Migration], legacy: [Migration] = [], readers: Int = 2
+    ) throws {
         writer = try SQLiteConnection(path: path)
-        try writer.execute(Outbox.schema)
-        try writer.migrate(migrations)
+        try Migrator.migrate(writer, Outbox.migrations + migrations, legacy: legacy)
         writeQueue = DispatchQueue(label: "db.writer")
         var rs: [(SQLiteConnection, DispatchQueue)] = []
         for i in 0..<max(1, readers) {
@@ -136,7 +121,7 @@ public final class Database: @unchecked Sendable {
 
     /// Sets where committed outbox events go (the service host's PUB socket loop).
     public func setPublisher(_ publish: @escaping @Sendable ([OutboxEvent]) -> Void) {
-        publisher.withLock { $0 = publish }
+        publisher.set(publish)
     }
 
     /// Runs `body` in a write transaction on the writer queue, possibly together with other
@@ -181,6 +166,7 @@ public final class Database: @unchecked Sendable {
             if batch.isEmpty { return }
             var outcomes: [Result<any Sendable, any Error>] = []
             var events: [OutboxEvent] = []
+            var afterCommit: [@Sendable () -> Void] = []
             do {
                 try writer.execute("BEGIN IMMEDIATE")
                 for write in batch {
@@ -195,6 +181,7 @@ public final class Database: @unchecked Sendable {
                         try writer.execute("RELEASE w")
                         outcomes.append(.success(result))
                         events += tx.emitted
+                        afterCommit += tx.committed
                     } catch {
                         // A failure of the rollback itself leaves the outer catch to fail them all.
                         try writer.execute("ROLLBACK TO w")
@@ -213,7 +200,8 @@ public final class Database: @unchecked Sendable {
                 for write in batch { write.resume(.failure(error)) }
                 continue
             }
-            if !events.isEmpty, let publish = publisher.withLock({ $0 }) { publish(events) }
+            if !events.isEmpty, let publish = publisher.get() { publish(events) }
+            for action in afterCommit { action() }
             for (write, outcome) in zip(batch, outcomes) { write.resume(outcome) }
         }
     }
@@ -233,24 +221,51 @@ public final class Database: @unchecked Sendable {
 
     /// The newest outbox sequence number (0 when empty), read synchronously on the writer queue.
     public func currentHead() -> Int64 {
-        writeQueue.sync { (try? writer.queryOne("SELECT COALESCE(MAX(seq), 0) FROM outbox")?.int(0)) ?? 0 }
+        writeQueue.sync { (try? writer.scalar("SELECT COALESCE(MAX(seq), 0) FROM outbox")) ?? 0 }
     }
 
-    /// Outbox events with `seq > after`, oldest first, at most `limit`, and the newest seq.
-    public func outbox(after: Int64, limit: Int) async throws -> (head: Int64, events: [OutboxEvent]) {
+    /// The last sequence number applied from `producer` (0 if none), for `EventSubscriber`.
+    /// - Throws: `SQLiteError`.
+    func cursor(for producer: String) async throws -> Int64 {
+        try await read { try $0.scalar("SELECT seq FROM event_cursor WHERE producer = ?", [producer]) ?? 0 }
+    }
+
+    /// Outbox events with `seq > after`, oldest first, at most `limit` of them and at most
+    /// `maxBytes` of envelope bodies (but at least one event when any follows `after`: a
+    /// bulk import's event can be hundreds of KB, and a replay of hundreds of those must not
+    /// become one reply of hundreds of MB), and the newest seq, read in one snapshot.
+    public func outbox(after: Int64, limit: Int, maxBytes: Int = .max) async throws
+        -> (head: Int64, events: [OutboxEvent])
+    {
         let producer = self.producer ?? ""
         return try await read { conn in
-            let head = try conn.queryOne("SELECT COALESCE(MAX(seq), 0) FROM outbox")?.int(0) ?? 0
-            guard limit > 0 else { return (head, []) }
-            let rows = try conn.query(
-                "SELECT seq, type, time, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", [after, limit])
-            let events = rows.map { r in
-                OutboxEvent(
-                    seq: r.int(0), type: r.string(1),
-                    envelope: Outbox.envelope(
-                        producer: producer, seq: r.int(0), type: r.string(1), time: r.string(2), body: r.string(3)))
+            try conn.snapshot {
+                let head = try conn.scalar("SELECT COALESCE(MAX(seq), 0) FROM outbox") ?? 0
+                var events: [OutboxEvent] = []
+                var bytes = 0
+                var last = after
+                // In pages, so that a budget reached early reads little beyond it.
+                while events.count < limit {
+                    let page = min(limit - events.count, 32)
+                    let rows = try conn.query(
+                        "SELECT seq, type, time, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", [last, page])
+                    for r in rows {
+                        let body = try r.string("body")
+                        bytes += body.utf8.count
+                        if !events.isEmpty && bytes > maxBytes { return (head, events) }
+                        let seq = try r.int64("seq")
+                        let type = try r.string("type")
+                        events.append(
+                            OutboxEvent(
+                                seq: seq, type: type,
+                                envelope: Outbox.envelope(
+                                    producer: producer, seq: seq, type: type, time: try r.string("time"), body: body)))
+                        last = seq
+                    }
+                    if rows.count < page { break }
+                }
+                return (head, events)
             }
-            return (head, events)
         }
     }
 }

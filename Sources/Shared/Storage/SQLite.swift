@@ -20,16 +20,6 @@ public enum SQLValue: Sendable, Equatable {
     case double(Double)
     case text(String)
     case blob([UInt8])
-
-    public var int: Int64? {
-        if case .int(let v) = self { return v }
-        return nil
-    }
-    public var string: String? {
-        if case .text(let v) = self { return v }
-        return nil
-    }
-    public var bool: Bool { int.map { $0 != 0 } ?? false }
 }
 
 extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral {
@@ -50,16 +40,6 @@ extension Optional: SQLBindable where Wrapped: SQLBindable {
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
 }
 
-/// One result row, read by column index.
-public struct Row: Sendable {
-    public var values: [SQLValue]
-    public subscript(_ i: Int) -> SQLValue { values[i] }
-    public func int(_ i: Int) -> Int64 { values[i].int ?? 0 }
-    public func string(_ i: Int) -> String { values[i].string ?? "" }
-    public func optionalString(_ i: Int) -> String? { values[i].string }
-    public func bool(_ i: Int) -> Bool { values[i].bool }
-}
-
 /// SQLITE_TRANSIENT ((sqlite3_destructor_type)-1): SQLite copies bound text and blobs before returning.
 private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
@@ -67,7 +47,7 @@ private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self
 /// each connection to one dispatch queue.
 public final class SQLiteConnection {
     private var db: OpaquePointer?
-    private var cache: [String: OpaquePointer] = [:]
+    private var cache: [String: (statement: OpaquePointer, columns: ColumnNames)] = [:]
     public let path: String
 
     /// Opens (creating) the database at `path` in WAL mode with a busy timeout.
@@ -100,7 +80,7 @@ public final class SQLiteConnection {
     }
 
     deinit {
-        for (_, stmt) in cache { sqlite3_finalize(stmt) }
+        for (_, entry) in cache { sqlite3_finalize(entry.statement) }
         sqlite3_close_v2(db)
     }
 
@@ -119,24 +99,20 @@ public final class SQLiteConnection {
         }
     }
 
-    private func statement(_ sql: String) throws -> OpaquePointer {
-        if let s = cache[sql] { return s }
+    private func statement(_ sql: String) throws -> (statement: OpaquePointer, columns: ColumnNames) {
+        if let entry = cache[sql] { return entry }
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v3(db, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
         guard rc == SQLITE_OK, let stmt else { throw error(rc, sql) }
-        cache[sql] = stmt
-        return stmt
+        let names = (0..<sqlite3_column_count(stmt)).map { String(cString: sqlite3_column_name(stmt, $0)) }
+        let entry = (stmt, ColumnNames(names))
+        cache[sql] = entry
+        return entry
     }
 
-    /// Runs a statement with parameters (`?` placeholders, bound in order) and returns all rows.
-    /// - Throws: `SQLiteError` with the SQL.
-    @discardableResult
-    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
-        let stmt = try statement(sql)
-        defer {
-            sqlite3_reset(stmt)
-            sqlite3_clear_bindings(stmt)
-        }
+    /// Prepares (or reuses) `sql` and binds `params` in order.
+    private func prepared(_ sql: String, _ params: [any SQLBindable]) throws -> (statement: OpaquePointer, columns: ColumnNames) {
+        let (stmt, names) = try statement(sql)
         for (i, p) in params.enumerated() {
             let idx = Int32(i + 1)
             let rc: Int32
@@ -158,7 +134,43 @@ public final class SQLiteConnection {
             case .blob(let v):
                 rc = v.withUnsafeBytes { sqlite3_bind_blob(stmt, idx, $0.baseAddress, Int32($0.count), sqliteTransient) }
             }
-            if rc != SQLITE_OK { throw error(rc, sql) }
+            if rc != SQLITE_OK {
+                sqlite3_reset(stmt)
+                sqlite3_clear_bindings(stmt)
+                throw error(rc, sql)
+            }
+        }
+        return (stmt, names)
+    }
+
+    /// Runs a statement whose rows are two integers each (e.g. `RETURNING recipient, seq`) and
+    /// returns them, without a `Row` per row: the hot path of a fan-out, which returns tens of
+    /// thousands of rows per statement. A NULL reads as 0.
+    /// - Throws: `SQLiteError` with the SQL.
+    public func integerPairs(_ sql: String, _ params: [any SQLBindable] = []) throws -> [(Int64, Int64)] {
+        let (stmt, _) = try prepared(sql, params)
+        defer {
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
+        }
+        var out: [(Int64, Int64)] = []
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc, sql) }
+            out.append((sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1)))
+        }
+        return out
+    }
+
+    /// Runs a statement with parameters (`?` placeholders, bound in order) and returns all rows.
+    /// - Throws: `SQLiteError` with the SQL.
+    @discardableResult
+    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
+        let (stmt, names) = try prepared(sql, params)
+        defer {
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
         }
         var rows: [Row] = []
         let columns = sqlite3_column_count(stmt)
@@ -187,7 +199,7 @@ public final class SQLiteConnection {
                 default: values.append(.null)
                 }
             }
-            rows.append(Row(values: values))
+            rows.append(Row(columns: names, values: values))
         }
         return rows
     }
@@ -195,6 +207,32 @@ public final class SQLiteConnection {
     /// The first row, or nil.
     public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> Row? {
         try query(sql, params).first
+    }
+
+    /// Every row decoded as `T`.
+    /// - Throws: `SQLiteError`, or `RowError` from `T.init(row:)`.
+    public func query<T: RowDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> [T] {
+        try query(sql, params).map(T.init(row:))
+    }
+
+    /// The first row decoded as `T`, or nil.
+    /// - Throws: `SQLiteError`, or `RowError` from `T.init(row:)`.
+    public func queryOne<T: RowDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> T? {
+        try query(sql, params).first.map(T.init(row:))
+    }
+
+    /// The first column of the first row as an integer (`COUNT(*)`, `MAX(seq)`), or nil when
+    /// there is no row or the value is NULL.
+    /// - Throws: `SQLiteError`, or `RowError` when the value is not an integer.
+    public func scalar(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int64? {
+        guard let row = try query(sql, params).first, let column = row.columns.names.first else { return nil }
+        return try row.optionalInt64(column)
+    }
+
+    /// Whether the statement returns at least one row (`SELECT 1 ... LIMIT 1`).
+    /// - Throws: `SQLiteError`.
+    public func exists(_ sql: String, _ params: [any SQLBindable] = []) throws -> Bool {
+        try !query(sql, params).isEmpty
     }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
@@ -223,18 +261,6 @@ public final class SQLiteConnection {
         } catch {
             try? execute("ROLLBACK")
             throw error
-        }
-    }
-
-    /// Applies schema migrations by `PRAGMA user_version`: migration *i* (0-based) runs once,
-    /// in its own transaction, when user_version ≤ i, and sets user_version to i + 1.
-    public func migrate(_ migrations: [String]) throws {
-        let current = Int(try queryOne("PRAGMA user_version")?.int(0) ?? 0)
-        for (i, sql) in migrations.enumerated() where i >= current {
-            try transaction {
-                try execute(sql)
-                try execute("PRAGMA user_version = \(i + 1)")
-            }
         }
     }
 }

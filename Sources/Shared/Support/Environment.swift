@@ -54,36 +54,3 @@ public struct Environment: Sendable {
         return dir
     }
 }
-
-/// Default endpoints for one machine. Services bind `*_BIND` (default the same as the endpoint);
-/// clients connect to `*_ENDPOINT`. Ports: auth 5551/5552, profile 5553/5554, notification 5555/5556.
-public struct ServiceEndpoints: Sendable {
-    /// Where the service's ROUTER is reached (`tcp://host:port`).
-    public var rpc: String
-    /// Where the service's PUB is reached.
-    public var events: String
-
-    /// Reads `<PREFIX>_RPC_ENDPOINT` and `<PREFIX>_EVENTS_ENDPOINT` (e.g. `AUTH_RPC_ENDPOINT`).
-    public static func client(_ prefix: String, env: Environment, rpcPort: Int, eventsPort: Int) -> ServiceEndpoints {
-        ServiceEndpoints(
-            rpc: env.string("\(prefix)_RPC_ENDPOINT", default: "tcp://127.0.0.1:\(rpcPort)"),
-            events: env.string("\(prefix)_EVENTS_ENDPOINT", default: "tcp://127.0.0.1:\(eventsPort)"))
-    }
-
-    /// Reads `<PREFIX>_RPC_BIND` and `<PREFIX>_EVENTS_BIND`, defaulting to the client endpoints.
-    /// A port of `*` binds an ephemeral port (the service prints the real one when ready).
-    public static func bind(_ prefix: String, env: Environment, rpcPort: Int, eventsPort: Int) -> ServiceEndpoints {
-        let c = client(prefix, env: env, rpcPort: rpcPort, eventsPort: eventsPort)
-        return ServiceEndpoints(
-            rpc: env.string("\(prefix)_RPC_BIND", default: c.rpc),
-            events: env.string("\(prefix)_EVENTS_BIND", default: c.events))
-    }
-
-    public static func auth(_ env: Environment) -> ServiceEndpoints { client("AUTH", env: env, rpcPort: 5551, eventsPort: 5552) }
-    public static func profile(_ env: Environment) -> ServiceEndpoints {
-        client("PROFILE", env: env, rpcPort: 5553, eventsPort: 5554)
-    }
-    public static func notification(_ env: Environment) -> ServiceEndpoints {
-        client("NOTIFICATION", env: env, rpcPort: 5555, eventsPort: 5556)
-    }
-}

@@ -128,6 +128,12 @@ public final class ZMQSocket {
         if zmq_connect(raw, endpoint) != 0 { throw ZMQError.current("zmq_connect \(endpoint)") }
     }
 
+    /// Disconnects from an endpoint given to `connect` before (the exact same string); messages
+    /// queued for it are dropped.
+    public func disconnect(_ endpoint: String) throws {
+        if zmq_disconnect(raw, endpoint) != 0 { throw ZMQError.current("zmq_disconnect \(endpoint)") }
+    }
+
     /// Starts a socket monitor publishing `events` (ZMQ_EVENT_* bits) on an inproc PAIR endpoint.
     public func monitor(_ endpoint: String, events: Int32) throws {
         if zmq_socket_monitor(raw, endpoint, events) != 0 { throw ZMQError.current("zmq_socket_monitor") }

@@ -19,14 +19,15 @@ public struct RequestHeader: Codable, Sendable, Equatable {
     public var trace: String
 }
 
-/// A request envelope with its typed body.
+/// A request envelope with its typed body. (Members are declared in alphabetical order: the
+/// writer keeps declaration order, and the envelopes' bytes stay as they always were.)
 public struct RequestEnvelope<Body: Codable & Sendable>: Codable, Sendable {
-    public var v: Int
-    public var id: String
-    public var type: String
-    public var deadline: Int64
-    public var trace: String
     public var body: Body
+    public var deadline: Int64
+    public var id: String
+    public var trace: String
+    public var type: String
+    public var v: Int
 
     public init(id: String, type: String, deadline: Int64, trace: String, body: Body) {
         self.v = wireVersion
@@ -43,11 +44,11 @@ public struct RequestEnvelope<Body: Codable & Sendable>: Codable, Sendable {
 /// JSON: `{"v": 1, "id": "...", "type": "auth.login", "body": {...}}` or
 /// `{"v": 1, "id": "...", "type": "auth.login", "error": {"code": "...", "message": "...", "status": 409}}`.
 public struct ReplyEnvelope<Body: Codable & Sendable>: Codable, Sendable {
-    public var v: Int
-    public var id: String
-    public var type: String
     public var body: Body?
     public var error: ServiceError?
+    public var id: String
+    public var type: String
+    public var v: Int
 
     public init(id: String, type: String, body: Body?, error: ServiceError?) {
         self.v = wireVersion
@@ -87,14 +88,14 @@ public struct FieldError: Codable, Sendable, Equatable {
 public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringConvertible {
     /// Stable snake_case code, e.g. `username_taken`, `not_found`, `unknown_type`.
     public var code: String
-    /// Human-readable message; never contains secrets.
-    public var message: String
-    /// HTTP status for the gateway (400, 401, 403, 404, 409, 422, 429, 500, 503, 504).
-    public var status: Int
     /// Per-field validation errors (status 400 only).
     public var fields: [FieldError]?
+    /// Human-readable message; never contains secrets.
+    public var message: String
     /// Seconds after which a retry may succeed (status 429).
     public var retryAfter: Int?
+    /// HTTP status for the gateway (400, 401, 403, 404, 409, 422, 429, 500, 503, 504).
+    public var status: Int
 
     public init(code: String, message: String, status: Int, fields: [FieldError]? = nil, retryAfter: Int? = nil) {
         self.code = code
@@ -115,9 +116,11 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
         badRequest(
             "invalid_cursor", message, fields: [FieldError(field: "cursor", code: "invalid_cursor", message: message)])
     }
-    /// A validation failure naming the fields (code `validation_failed` unless one field: its code).
-    public static func validation(_ fields: [FieldError]) -> ServiceError {
-        let code = fields.count == 1 ? fields[0].code : "validation_failed"
+    /// A validation failure (400) naming every offending field in `fields`. The top-level code
+    /// is `code`, by default `invalid_field` (API.md: "wrong type or range"); AuthService passes
+    /// the single field's own code for the codes API.md lists for registration
+    /// (`invalid_email`, `invalid_username`, `weak_password`).
+    public static func validation(_ fields: [FieldError], code: String = "invalid_field") -> ServiceError {
         let message = fields.map { "\($0.field): \($0.message)" }.joined(separator: "; ")
         return ServiceError(code: code, message: message, status: 400, fields: fields)
     }
@@ -234,12 +237,12 @@ extension EventHeader {
 
 /// An event envelope with its typed body.
 public struct EventEnvelope<Body: Codable & Sendable>: Codable, Sendable {
-    public var v: Int
+    public var body: Body
     public var producer: String
     public var seq: Int64
-    public var type: String
     public var time: String
-    public var body: Body
+    public var type: String
+    public var v: Int
 
     public init(producer: String, seq: Int64, type: String, time: String, body: Body) {
         self.v = wireVersion

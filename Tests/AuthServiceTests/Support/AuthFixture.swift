@@ -1,15 +1,20 @@
+import Dispatch
 import Foundation
 import Shared
 import TestSupport
 import Testing
 
-/// A running AuthService (real executable, fresh data directory) and a client to it.
+/// A running AuthService (the real executable, a fresh data directory) and a client to it,
+/// for what only a process shows: restarts, crashes, the wire, the files and logs it writes.
+///
+/// Every wait is bounded and generous (60 s for what normally takes milliseconds): these tests
+/// check behaviour, not speed, on shared machines where a busy moment can take seconds.
 final class AuthFixture: Sendable {
     let cluster: Cluster
     let context: ZMQContext
     let client: RPCClient
-    /// Generous deadline for calls that hash a password (argon2id, 19 MiB) on a busy machine.
-    static let hashTimeoutMs = 20_000
+    /// The deadline of every call (hashing argon2id with 19 MiB on a busy machine included).
+    static let timeoutMs = 60_000
 
     private init(cluster: Cluster, context: ZMQContext, client: RPCClient) {
         self.cluster = cluster
@@ -20,45 +25,85 @@ final class AuthFixture: Sendable {
     /// Starts AuthService with `environment` added and waits until it answers a ping.
     static func start(_ environment: [String: String] = [:]) async throws -> AuthFixture {
         let cluster = Cluster(extraEnvironment: environment)
-        try await cluster.start(["auth"])
+        try await startAuth(cluster)
         let context = ZMQContext()
-        let client = try cluster.client("auth", context: context)
-        try await waitUntilReachable(client)
+        let client = try RPCClient(
+            service: "auth", endpoint: try #require(cluster.endpoints["auth"]?["rpc"]), context: context,
+            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: timeoutMs)
+        try await waitUntilReachable(client, timeoutMs: Int64(timeoutMs))
         return AuthFixture(cluster: cluster, context: context, client: client)
     }
 
-    /// Stops and starts the service on the same ports and data directory, then waits for it.
+    /// Starts (or restarts, on the same ports and data directory) the process; bounded, as
+    /// `ServiceProcess.start` does not bound its wait for the READY line itself.
+    private static func startAuth(_ cluster: Cluster) async throws {
+        _ = try await withTimeout("AuthService to print READY") { try await cluster.start("auth") }
+    }
+
+    /// The service's RPC and events endpoints.
+    var endpoints: (rpc: String, events: String) {
+        get throws {
+            let fields = try #require(cluster.endpoints["auth"])
+            return (try #require(fields["rpc"]), try #require(fields["events"]))
+        }
+    }
+
+    /// The service's database file.
+    var databasePath: String { "\(cluster.dataDirectory)/auth.sqlite" }
+
+    /// Stops the service with SIGTERM (waiting for it to exit, off the cooperative pool).
+    func stop() async throws {
+        let cluster = self.cluster
+        try await withTimeout("AuthService to exit after SIGTERM") { await offPool { cluster.stop("auth") } }
+    }
+
+    /// Stops the service with SIGTERM, starts it again and waits until it answers.
     func restart() async throws {
-        cluster.stop("auth")
-        try await cluster.start("auth")
-        try await waitUntilReachable(client)
+        try await stop()
+        try await Self.startAuth(cluster)
+        try await waitUntilReachable(client, timeoutMs: Int64(Self.timeoutMs))
     }
 
-    /// Registers `username` with `email` (default `<username>@example.com`).
+    /// Kills the service with SIGKILL (no clean shutdown), starts it again and waits until it answers.
+    func crashAndRestart() async throws {
+        let cluster = self.cluster
+        try await withTimeout("AuthService to die of SIGKILL") { await offPool { cluster.kill("auth") } }
+        try await Self.startAuth(cluster)
+        try await waitUntilReachable(client, timeoutMs: Int64(Self.timeoutMs))
+    }
+
     @discardableResult
-    func register(_ username: String, email: String? = nil, password: String = "correct horse")
-        async throws
+    func register(_ username: String, email: String? = nil, password: String = "correct horse") async throws
         -> Auth.SessionReply
     {
         try await client.call(
-            Auth.Register.self,
-            .init(email: email ?? "\(username)@example.com", username: username, password: password),
-            timeoutMs: Self.hashTimeoutMs)
+            Auth.Register.self, .init(email: email ?? "\(username)@example.com", username: username, password: password))
     }
 
-    func login(_ login: String, _ password: String = "correct horse") async throws
+    @discardableResult
+    func login(_ login: String, _ password: String = "correct horse", from address: String? = nil) async throws
         -> Auth.SessionReply
     {
-        try await client.call(
-            Auth.Login.self, .init(login: login, password: password), timeoutMs: Self.hashTimeoutMs)
+        try await client.call(Auth.Login.self, .init(login: login, password: password, clientAddress: address))
     }
 
     func validate(_ token: String) async throws -> Auth.Validate.Reply {
         try await client.call(Auth.Validate.self, .init(token: token))
     }
 
+    @discardableResult
     func logout(_ token: String, all: Bool = false) async throws -> Auth.Logout.Reply {
         try await client.call(Auth.Logout.self, .init(token: token, allSessions: all))
+    }
+
+    /// The outbox as `ops.replay` serves it to subscribers: (seq, type, envelope bytes).
+    func replay() async throws -> [(seq: Int64, type: String, envelope: [UInt8])] {
+        let reply = try await client.call(Ops.Replay.self, .init(after: 0, limit: 1_000))
+        return try reply.events.map { text in
+            let bytes = Array(text.utf8)
+            let header = try WireJSON.decode(EventHeader.self, from: bytes)
+            return (header.seq, header.type, bytes)
+        }
     }
 
     deinit {
@@ -67,22 +112,15 @@ final class AuthFixture: Sendable {
     }
 }
 
-/// Runs `body`, expecting a `ServiceError` with `code` and `status`; returns it for more checks.
-@discardableResult
-func expectError(
-    _ code: String, status: Int, sourceLocation: SourceLocation = #_sourceLocation,
-    _ body: () async throws -> Void
-) async -> ServiceError? {
-    do {
-        try await body()
-        Issue.record("expected \(status) \(code), got success", sourceLocation: sourceLocation)
-        return nil
-    } catch let error as ServiceError {
-        #expect(error.code == code, sourceLocation: sourceLocation)
-        #expect(error.status == status, sourceLocation: sourceLocation)
-        return error
-    } catch {
-        Issue.record("expected ServiceError \(code), got \(error)", sourceLocation: sourceLocation)
-        return nil
+/// Runs blocking work (waiting for a child process to exit) on a Dispatch thread, so it does
+/// not hold one of the cooperative pool's few threads.
+func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
+}
+
+/// Decodes the body of an event envelope.
+func eventBody<E: Event>(_ type: E.Type, _ envelope: [UInt8]) throws -> E {
+    try WireJSON.decode(EventEnvelope<E>.self, from: envelope).body
 }

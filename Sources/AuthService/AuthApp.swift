@@ -1,0 +1,53 @@
+import CSodium
+import Shared
+
+/// AuthService: accounts, password hashes and sessions; publishes `auth.*` events
+/// (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).
+struct AuthApp: ServiceApp {
+    static let description = ServiceDescription.auth
+    static let migrations = AuthSchema.migrations
+    static let legacyMigrations = AuthSchema.legacy
+
+    let accounts: AccountHandlers
+    let sessions: SessionHandlers
+    let imports: ImportHandlers
+    let purge: SessionPurge
+
+    /// - Throws: `ConfigurationError` for a bad `AUTH_*` variable, `ServiceError` when libsodium
+    ///   cannot start.
+    init(runtime: ServiceRuntime, database: Database) throws {
+        guard sodium_init() >= 0 else { throw ServiceError.internal("sodium_init failed") }
+        let configuration = try AuthConfiguration(env: runtime.env)
+        try self.init(configuration: configuration, database: database, logger: runtime.logger)
+    }
+
+    /// Builds the service from a configuration (also what the in-process tests use).
+    /// - Throws: `ServiceError` when the password hasher cannot start.
+    init(configuration: AuthConfiguration, database: Database, logger: Logger, clock: Clock = .system) throws {
+        let hasher = try PasswordHasher(
+            concurrency: configuration.hashConcurrency, queueLimit: configuration.hashQueueLimit)
+        let accountStore = SQLiteAccountStore(database: database)
+        let sessionStore = SQLiteSessionStore(database: database)
+        let throttle = LoginThrottle(
+            store: SQLiteLoginFailureStore(database: database), policy: configuration.throttlePolicy, clock: clock)
+        let sessionTTLMs = Int64(configuration.sessionTTLSeconds) * 1000
+        accounts = AccountHandlers(
+            accounts: accountStore, sessions: sessionStore, hasher: hasher, sessionTTLMs: sessionTTLMs, clock: clock)
+        sessions = SessionHandlers(
+            accounts: accountStore, sessions: sessionStore, hasher: hasher, throttle: throttle,
+            sessionTTLMs: sessionTTLMs, clock: clock)
+        imports = ImportHandlers(accounts: accountStore, clock: clock)
+        purge = SessionPurge(
+            store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
+    }
+
+    func register(on host: ServiceHost) {
+        accounts.register(on: host)
+        sessions.register(on: host)
+        imports.register(on: host)
+    }
+
+    func backgroundServices() -> [(name: String, service: any Service)] {
+        [("sessions.purge", purge)]
+    }
+}

@@ -1,0 +1,76 @@
+import Shared
+
+/// `auth.register`, `auth.lookup_users`, `auth.change_identity`: validate, then call the stores.
+struct AccountHandlers: Sendable {
+    let accounts: any AccountStore
+    let sessions: any SessionStore
+    let hasher: PasswordHasher
+    /// Session lifetime in ms.
+    let sessionTTLMs: Int64
+    let clock: Clock
+
+    func register(on host: ServiceHost) {
+        host.on(Auth.Register.self) { request, context in try await register(request, context) }
+        host.on(Auth.LookupUsers.self) { request, _ in try await lookupUsers(request) }
+        host.on(Auth.ChangeIdentity.self) { request, context in try await changeIdentity(request, context) }
+        host.on(Auth.CheckIdentityFields.self) { request, _ in try checkFields(request) }
+    }
+
+    /// Checks the given fields by the rules `register` and `changeIdentity` apply.
+    /// - Throws: 400 with every field error.
+    func checkFields(_ request: Auth.CheckIdentityFields.Request) throws -> Empty {
+        let errors = [
+            request.email.flatMap { IdentityRules.email($0).error },
+            request.username.flatMap { IdentityRules.username($0).error },
+            request.password.flatMap(IdentityRules.password),
+        ].compactMap { $0 }
+        guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
+        return Empty()
+    }
+
+    /// Validates every field (errors reported together), checks uniqueness, hashes the password,
+    /// then stores the account with its first session (the store checks uniqueness again).
+    /// - Throws: 400 with `fields`, 409 `email_taken` / `username_taken`, 503 `busy`.
+    func register(_ request: Auth.Register.Request, _ context: RequestContext) async throws -> Auth.SessionReply {
+        let (email, emailError) = IdentityRules.email(request.email)
+        let (username, usernameError) = IdentityRules.username(request.username)
+        let errors = [emailError, usernameError, IdentityRules.password(request.password)].compactMap { $0 }
+        guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
+        // A cheap early answer before spending a hash.
+        try await accounts.ensureAvailable(email: email, username: username, excluding: nil)
+        let hash = try await hasher.hash(request.password, deadline: context.deadline)
+        let identity = Identity(id: RandomID.make(), username: username, email: email, version: 1)
+        let (session, reply) = SessionHandlers.newSession(userId: identity.id, now: clock.now(), ttlMs: sessionTTLMs)
+        try await accounts.register(identity, passwordHash: hash, session: session)
+        context.logger.info("auth.registered", metadata: ["user.id": identity.id])
+        return Auth.SessionReply(identity: identity, session: reply)
+    }
+
+    /// Identities by id and by username (case-insensitive; a name outside the username
+    /// alphabet, e.g. one that only lower-cases into it, names nobody); at most 1,000 of each
+    /// are looked up.
+    func lookupUsers(_ request: Auth.LookupUsers.Request) async throws -> Auth.LookupUsers.Reply {
+        let usernames = request.usernames.prefix(1_000).compactMap { name in
+            let (value, error) = IdentityRules.username(name)
+            return error == nil ? value : nil
+        }
+        return Auth.LookupUsers.Reply(
+            users: try await accounts.identities(ids: Array(request.ids.prefix(1_000)), usernames: usernames))
+    }
+
+    /// A new username and/or email (nil = unchanged), validated and unique.
+    /// - Throws: 400 with `fields`, 404, 409 `email_taken` / `username_taken`.
+    func changeIdentity(_ request: Auth.ChangeIdentity.Request, _ context: RequestContext) async throws -> Identity {
+        let username = request.username.map(IdentityRules.username)
+        let email = request.email.map(IdentityRules.email)
+        let errors = [username?.error, email?.error].compactMap { $0 }
+        guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
+        let (identity, changed) = try await accounts.changeIdentity(
+            userId: request.userId, username: username?.value, email: email?.value)
+        if changed {
+            context.logger.info(
+                "auth.identity_changed", metadata: ["user.id": identity.id, "version": "\(identity.version)"])
+        }
+        return identity
+    }
+}

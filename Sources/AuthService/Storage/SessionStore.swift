@@ -1,0 +1,102 @@
+import Shared
+
+/// A session about to be stored: its id, the SHA-256 of its token (hex) and its times (Unix ms).
+struct NewSession: Sendable {
+    var id: String
+    var tokenDigest: String
+    var userId: String
+    var createdAt: Int64
+    var expiresAt: Int64
+}
+
+/// Sessions (`sessions`): every statement on that table.
+protocol SessionStore: Sendable {
+    /// Stores a session for a successful login and deletes the login failures that `clearing`
+    /// names, in one transaction.
+    func start(_ session: NewSession, clearing failures: LoginFailureKey) async throws
+
+    /// The live session (not expired at `now`, not revoked) whose token hashes to `tokenDigest`.
+    func validate(tokenDigest: String, now: Int64) async throws -> Auth.Validate.Reply?
+
+    /// Revokes the live session whose token hashes to `tokenDigest`, or with `allSessions` every
+    /// live session of its user, and emits `auth.session.revoked` naming them, in one transaction.
+    /// - Returns: nil when the token is not a live session.
+    func revoke(tokenDigest: String, allSessions: Bool, now: Int64) async throws -> Auth.Logout.Reply?
+
+    /// Deletes up to `limit` sessions expired or revoked at `now`. - Returns: how many.
+    func purge(now: Int64, limit: Int) async throws -> Int
+}
+
+/// `SessionStore` on SQLite.
+struct SQLiteSessionStore: SessionStore {
+    let database: Database
+
+    /// Inserts a session in `tx` (also used by registration).
+    static func insert(_ s: NewSession, in tx: Transaction) throws {
+        try tx.query(
+            "INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            [s.id, s.tokenDigest, s.userId, s.createdAt, s.expiresAt])
+    }
+
+    func start(_ session: NewSession, clearing failures: LoginFailureKey) async throws {
+        try await database.write { tx in
+            try SQLiteLoginFailureStore.clear(failures, in: tx)
+            try Self.insert(session, in: tx)
+        }
+    }
+
+    func validate(tokenDigest: String, now: Int64) async throws -> Auth.Validate.Reply? {
+        let row = try await database.read { c in
+            try c.queryOne(
+                """
+                SELECT s.id AS session_id, s.user_id, s.expires_at, u.username
+                FROM sessions s JOIN users u ON u.id = s.user_id
+                WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?
+                """, [tokenDigest, now])
+        }
+        guard let row else { return nil }
+        return Auth.Validate.Reply(
+            userId: try row.string("user_id"), sessionId: try row.string("session_id"),
+            username: try row.string("username"), expiresAt: Timestamp.format(ms: try row.int64("expires_at")))
+    }
+
+    func revoke(tokenDigest: String, allSessions: Bool, now: Int64) async throws -> Auth.Logout.Reply? {
+        try await database.write { tx -> Auth.Logout.Reply? in
+            guard
+                let session = try tx.connection.queryOne(
+                    "SELECT id, user_id FROM sessions WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?",
+                    [tokenDigest, now])
+            else { return nil }
+            let userId = try session.string("user_id")
+            let ids: [String]
+            if allSessions {
+                ids = try tx.query(
+                    "SELECT id FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
+                    [userId, now]
+                ).map { try $0.string("id") }
+                try tx.query(
+                    "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
+                    [now, userId, now])
+            } else {
+                ids = [try session.string("id")]
+                try tx.query("UPDATE sessions SET revoked_at = ? WHERE id = ?", [now, ids[0]])
+            }
+            try tx.emit(Auth.SessionRevoked(userId: userId, sessionIds: ids))
+            return Auth.Logout.Reply(userId: userId, revokedSessionIds: ids)
+        }
+    }
+
+    func purge(now: Int64, limit: Int) async throws -> Int {
+        // Two statements, each served by its own index (an OR of the two made SQLite scan).
+        try await database.write { tx -> Int in
+            try tx.query(
+                "DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT ?)",
+                [now, limit])
+            let expired = tx.connection.changes
+            try tx.query(
+                "DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at IS NOT NULL LIMIT ?)",
+                [limit - expired])
+            return expired + tx.connection.changes
+        }
+    }
+}

@@ -1,5 +1,0 @@
-#include <stdarg.h>
-#include <stdint.h>
-#include <sys/types.h>
-#include <sys/socket.h>
-#include <microhttpd.h>

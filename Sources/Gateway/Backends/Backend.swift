@@ -1,0 +1,48 @@
+import Foundation
+import Shared
+
+/// One back-end service as the gateway calls it: an `RPCClient` with the gateway's deadline and
+/// call metrics (`rpc_calls_total`, `rpc_call_duration_seconds`).
+struct Backend: Sendable {
+    let client: RPCClient
+    let metrics: Metrics
+    /// Default deadline per call in ms (`GATEWAY_RPC_TIMEOUT_MS`).
+    let timeoutMs: Int
+
+    var service: String { client.service }
+
+    /// Calls the service.
+    /// - Throws: `ServiceError` (the service's own, or 503 `service_unavailable` / 504 `service_timeout`).
+    func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int? = nil) async throws -> R.Reply {
+        let start = DispatchTime.now().uptimeNanoseconds
+        var outcome = "ok"
+        defer {
+            metrics.recordCall(
+                service: client.service, type: R.type, outcome: outcome,
+                seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        do {
+            return try await client.call(rpc, request, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id)
+        } catch let error as ServiceError {
+            switch error.code {
+            case "service_unavailable": outcome = "unavailable"
+            case "service_timeout": outcome = "timeout"
+            default: outcome = error.status >= 500 ? "server_error" : "client_error"
+            }
+            throw error
+        }
+    }
+}
+
+/// The id of the request being handled, carried as the trace id of the service calls made for
+/// it (so a request's log lines in every service share it).
+enum RequestTrace {
+    @TaskLocal static var id: String?
+}
+
+/// The gateway's three back ends.
+struct Backends: Sendable {
+    let auth: Backend
+    let profile: Backend
+    let graph: Backend
+}

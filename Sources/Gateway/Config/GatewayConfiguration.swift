@@ -1,0 +1,76 @@
+import Foundation
+import Shared
+
+/// The gateway's configuration from the environment, each with a single-machine default.
+struct GatewayConfiguration: Sendable {
+    /// `GATEWAY_HOST` (default `0.0.0.0`).
+    var host = "0.0.0.0"
+    /// `GATEWAY_PORT` (default 8080; 0 = ephemeral).
+    var port = 8080
+    /// `GATEWAY_RPC_TIMEOUT_MS`: deadline per service call (default 2,000 ms).
+    var rpcTimeoutMs = 2_000
+    /// `GATEWAY_PASSWORD_RPC_TIMEOUT_MS`: deadline of the calls that hash a password (register,
+    /// login; default 10,000 ms: argon2id queues under a burst of logins).
+    var passwordTimeoutMs = 10_000
+    /// `GATEWAY_SSE_HEARTBEAT_SECONDS`: comment line interval on streams (default 15 s).
+    var heartbeatSeconds = 15
+    /// `GATEWAY_STREAM_CHECK_MS`: how often the heads of the recipients with open streams are
+    /// checked for a notification that delivery lost before a silence (default 2,000 ms; the
+    /// longest such a notification can be late).
+    var streamCheckMs = 2_000
+    /// `GATEWAY_SSE_BUFFER_BYTES`: per-stream buffer (default 256 KiB).
+    var streamBufferBytes = 256 * 1024
+    /// `GATEWAY_TOKEN_CACHE_SECONDS`: how long a validated token is trusted (default 30 s).
+    var tokenCacheSeconds = 30
+    /// `GATEWAY_MAX_CONNECTIONS`: client connections at once (default: the open-file limit less
+    /// 1,024 kept for the process's own files and sockets).
+    var maxConnections = 10_000
+    /// `GATEWAY_MAX_STREAMS`: notification streams at once (default four fifths of the
+    /// connections), so requests always have room beside the streams.
+    var maxStreams = 8_000
+    /// `GATEWAY_CONNECTION_TIMEOUT_SECONDS`: idle keep-alive connection timeout (default 120 s).
+    var connectionTimeoutSeconds = 120
+    /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
+    /// is believed (default none: the TCP peer is the client).
+    var trustedProxies: Set<String> = []
+
+    init() {}
+
+    /// - Parameter fileLimit: the process's open-file limit (for the connection defaults).
+    /// - Throws: `ConfigurationError` naming the variable.
+    init(_ env: Environment, fileLimit: Int) throws {
+        host = env.string("GATEWAY_HOST", default: host)
+        port = try env.int("GATEWAY_PORT", default: port, range: 0...65535)
+        rpcTimeoutMs = try env.int("GATEWAY_RPC_TIMEOUT_MS", default: rpcTimeoutMs, range: 10...60_000)
+        passwordTimeoutMs = try env.int("GATEWAY_PASSWORD_RPC_TIMEOUT_MS", default: passwordTimeoutMs, range: 10...120_000)
+        heartbeatSeconds = try env.int("GATEWAY_SSE_HEARTBEAT_SECONDS", default: heartbeatSeconds, range: 1...3_600)
+        streamCheckMs = try env.int("GATEWAY_STREAM_CHECK_MS", default: streamCheckMs, range: 50...3_600_000)
+        streamBufferBytes = try env.int(
+            "GATEWAY_SSE_BUFFER_BYTES", default: streamBufferBytes, range: 1_024...(64 << 20))
+        tokenCacheSeconds = try env.int("GATEWAY_TOKEN_CACHE_SECONDS", default: tokenCacheSeconds, range: 0...3_600)
+        let defaultConnections = max(64, fileLimit - 1_024)
+        maxConnections = try env.int("GATEWAY_MAX_CONNECTIONS", default: defaultConnections, range: 1...1_000_000)
+        maxStreams = try env.int("GATEWAY_MAX_STREAMS", default: max(1, maxConnections * 4 / 5), range: 0...1_000_000)
+        connectionTimeoutSeconds = try env.int(
+            "GATEWAY_CONNECTION_TIMEOUT_SECONDS", default: connectionTimeoutSeconds, range: 1...86_400)
+        trustedProxies = Set(
+            env.string("GATEWAY_TRUSTED_PROXIES", default: "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }.filter { !$0.isEmpty })
+    }
+}
+
+/// Raises the open-file limit (`RLIMIT_NOFILE`) to its hard limit, so thousands of connections
+/// (each a descriptor) fit; the default soft limit is often 1,024.
+/// - Returns: the soft limit now in force.
+@discardableResult
+func raiseOpenFileLimit() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+    if limit.rlim_cur < limit.rlim_max {
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+    return Int(min(limit.rlim_cur, 1 << 24))
+}

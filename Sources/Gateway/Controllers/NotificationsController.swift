@@ -1,0 +1,107 @@
+import Shared
+
+/// The notifications screen and its live stream (NotificationService; actors from ProfileService).
+struct NotificationsController: Controller {
+    let graph: Backend
+    let users: UserLookup
+    let hub: StreamHub
+    let live: LiveNotifications
+    let logger: Logger
+    /// Per-stream buffer in bytes (`GATEWAY_SSE_BUFFER_BYTES`).
+    let streamBufferBytes: Int
+
+    func register(_ routes: inout RouteCollection) {
+        routes.add("GET", "/v1/notifications") { try await list($0) }
+        routes.add("POST", "/v1/notifications/read") { request in
+            let body = try request.body()
+            try body.allowOnly(["upToSeq"])
+            let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // the integers JSON carries exactly
+            let r = try await graph.call(Graph.MarkRead.self, .init(recipientId: try request.userId, upToSeq: upTo))
+            return try .json(UnreadShape(unreadCount: r.unreadCount))
+        }
+        routes.add("GET", "/v1/notifications/stream", streaming: true) { try await stream($0) }
+    }
+
+    /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notify.list`,
+    /// then one `profile.users_by_ids` for the actors.
+    func list(_ request: Request) async throws -> HTTPResponse {
+        let list = try await graph.call(
+            Graph.ListNotifications.self, .init(recipientId: try request.userId, page: try request.page()))
+        let actors = try await users.users(list.items.map(\.actorId))
+        return try .json(
+            NotificationPageShape(
+                items: list.items.compactMap { n in actors[n.actorId].map { NotificationShape(n, actor: $0) } },
+                nextCursor: list.nextCursor, unreadCount: list.unreadCount))
+    }
+
+    /// `GET /v1/notifications/stream`: Server-Sent Events. With `Last-Event-ID` (or `?since=`),
+    /// first everything after that seq, then live events; without, live events only (every
+    /// notification after the stream was opened). The response starts once the stream is
+    /// attached to its recipient's live channel (503 when NotificationService cannot say where
+    /// the recipient's notifications stand); a comment line is sent at once and every
+    /// `GATEWAY_SSE_HEARTBEAT_SECONDS`.
+    func stream(_ request: Request) async throws -> HTTPResponse {
+        var after: Int64?
+        if let raw = request.http.header("last-event-id")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty {
+            guard raw.utf8.count <= 19, let v = Int64(raw), v >= 0 else {
+                throw Problem.invalidField("Last-Event-ID", "must be a notification seq (a non-negative integer)")
+            }
+            after = v
+        } else if let raw = request.query["since"] {
+            guard raw.utf8.count <= 19, let v = Int64(raw), v >= 0 else {
+                throw Problem.invalidField("since", "must be a non-negative integer")
+            }
+            after = v
+        }
+        let userId = try request.userId
+        let stream = EventStream(capacity: streamBufferBytes)
+        guard
+            let sub = hub.open(
+                userId: userId, sessionId: request.session?.sessionId ?? "", stream: stream, afterSeq: after)
+        else {
+            throw Problem.serviceUnavailable("the gateway has no room for another stream, or is stopping")
+        }
+        do {
+            try await live.attach(sub)
+        } catch {
+            stream.close()
+            throw error
+        }
+        stream.append(Array(": connected\n\n".utf8))
+        if let after { Task { await sendBacklog(sub, userId: userId, after: after) } }
+        return HTTPResponse(stream: stream)
+    }
+
+    /// Fetches everything after `after` in pages and writes it, then lets live events through.
+    /// On a service error the stream is closed (the client resumes with Last-Event-ID).
+    private func sendBacklog(_ sub: StreamHub.Subscription, userId: String, after: Int64) async {
+        var cursor = after
+        var items: [(seq: Int64, bytes: [UInt8])] = []
+        var bytes = 0
+        var complete = false
+        do {
+            while bytes < streamBufferBytes && !sub.stream.isClosed {
+                let page = try await graph.call(
+                    Graph.NotificationsSince.self, .init(recipientId: userId, afterSeq: cursor, limit: 100))
+                let actors = try await users.users(page.items.map(\.actorId))
+                for n in page.items {
+                    cursor = max(cursor, n.seq)
+                    guard let actor = actors[n.actorId] else { continue }
+                    let event = NotificationShape(n, actor: actor).sseEvent()
+                    bytes += event.count
+                    items.append((n.seq, event))
+                }
+                if page.items.isEmpty || cursor >= page.headSeq {
+                    complete = true
+                    break
+                }
+            }
+        } catch {
+            logger.info("stream.backlog_failed", metadata: ["error": "\(error)"])
+            sub.finishBacklog(items, thenClose: true)
+            return
+        }
+        // A backlog larger than the buffer is sent in part; the client resumes after it.
+        sub.finishBacklog(items, thenClose: !complete)
+    }
+}

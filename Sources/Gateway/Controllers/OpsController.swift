@@ -1,0 +1,87 @@
+import Shared
+
+/// `/healthz`, `/readyz`, `/metrics`, `/openapi.json`.
+struct OpsController: Controller {
+    let backends: Backends
+    let metrics: Metrics
+
+    func register(_ routes: inout RouteCollection) {
+        routes.add("GET", "/healthz", authenticated: false) { _ in try .json(HealthShape(status: "ok")) }
+        routes.add("GET", "/readyz", authenticated: false) { _ in try await readiness() }
+        routes.add("GET", "/metrics", authenticated: false) { _ in await exposition() }
+        routes.add("GET", "/openapi.json", authenticated: false) { _ in
+            HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/vnd.oai.openapi+json;version=3.1")],
+                body: OpenAPIDocument.bytes)
+        }
+    }
+
+    /// `GET /readyz` → 200 `{"status": "ready", "services": {"auth": "up", ...}}` when every
+    /// service answers a ping within 1 s, else 503 with `"status": "not_ready"` and each state
+    /// (`up`, `down`, `timeout`).
+    func readiness() async throws -> HTTPResponse {
+        async let a = ping(backends.auth)
+        async let p = ping(backends.profile)
+        async let g = ping(backends.graph)
+        let states = await ["auth": a, "profile": p, "notification": g]
+        let ready = states.values.allSatisfy { $0 == "up" }
+        return try .json(ready ? 200 : 503, ReadinessShape(status: ready ? "ready" : "not_ready", services: states))
+    }
+
+    /// Pings a service, retrying a connection that is not up yet until 1 s has passed.
+    private func ping(_ backend: Backend) async -> String {
+        let deadline = Timestamp.nowMs() + 1_000
+        while true {
+            let remaining = Int(deadline - Timestamp.nowMs())
+            guard remaining > 10 else { return "down" }
+            do {
+                _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: remaining)
+                return "up"
+            } catch let error as ServiceError where error.code == "service_timeout" {
+                return "timeout"
+            } catch let error as ServiceError where error.code == "service_unavailable" {
+                try? await Task.sleep(for: .milliseconds(50))
+            } catch {
+                return "down"
+            }
+        }
+    }
+
+    /// `GET /metrics` → Prometheus text exposition: the gateway's own metrics, then each
+    /// service's counters from a ping (`service_up`, `service_uptime_seconds`,
+    /// `service_counter{service,name}`, `events_published_total{producer}`), asked concurrently
+    /// with a 500 ms deadline.
+    func exposition() async -> HTTPResponse {
+        async let a = counters(backends.auth)
+        async let p = counters(backends.profile)
+        async let g = counters(backends.graph)
+        let replies = await [("auth", a), ("profile", p), ("notification", g)]
+        var text = metrics.render()
+        text += "# HELP service_up Whether the service answered a ping.\n# TYPE service_up gauge\n"
+        for (name, reply) in replies { text += "service_up{service=\"\(name)\"} \(reply == nil ? 0 : 1)\n" }
+        text += "# HELP service_uptime_seconds Service uptime.\n# TYPE service_uptime_seconds gauge\n"
+        for (name, reply) in replies {
+            if let reply { text += "service_uptime_seconds{service=\"\(name)\"} \(Double(reply.uptimeMs) / 1000)\n" }
+        }
+        text += "# HELP events_published_total Events published by each producer.\n"
+        text += "# TYPE events_published_total counter\n"
+        for (name, reply) in replies {
+            if let reply {
+                text += "events_published_total{producer=\"\(name)\"} \(reply.counters["events.published"] ?? 0)\n"
+            }
+        }
+        text += "# HELP service_counter A service's own counters (requests by type, errors, events).\n"
+        text += "# TYPE service_counter counter\n"
+        for (name, reply) in replies {
+            for (key, value) in (reply?.counters ?? [:]).sorted(by: { $0.key < $1.key }) {
+                text += "service_counter{service=\"\(name)\",name=\"\(Metrics.escape(key))\"} \(value)\n"
+            }
+        }
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
+    }
+
+    private func counters(_ backend: Backend) async -> Ops.Ping.Reply? {
+        try? await backend.call(Ops.Ping.self, Empty(), timeoutMs: 500)
+    }
+}

@@ -1,0 +1,81 @@
+import Shared
+
+/// The profile screen: header, grid and tagged tabs, follow lists, follow and unfollow
+/// (ProfileService and NotificationService).
+struct UsersController: Controller {
+    let profile: Backend
+    let graph: Backend
+    let users: UserLookup
+
+    func register(_ routes: inout RouteCollection) {
+        routes.add("GET", "/v1/users/{username}") { try await header($0) }
+        routes.add("GET", "/v1/users/{username}/posts") { try await posts($0, tagged: false) }
+        routes.add("GET", "/v1/users/{username}/tagged") { try await posts($0, tagged: true) }
+        routes.add("PUT", "/v1/users/{username}/follow") { try await follow($0) }
+        routes.add("DELETE", "/v1/users/{username}/follow") { request in
+            let result = try await graph.call(
+                Graph.Unfollow.self,
+                .init(followerId: try request.userId, username: try request.parameters.require("username")))
+            return try .json(FollowStateShape(followState: result.followState))
+        }
+        routes.add("GET", "/v1/users/{username}/followers") { try await edges($0, following: false) }
+        routes.add("GET", "/v1/users/{username}/following") { try await edges($0, following: true) }
+    }
+
+    /// `GET /v1/users/{username}` → `{user, counts, followState}`: both services asked at once.
+    func header(_ request: Request) async throws -> HTTPResponse {
+        let username = try request.parameters.require("username")
+        let viewer = try request.userId
+        async let profileHalf = profile.call(Profile.Header.self, .init(username: username))
+        async let graphHalf = graph.call(Graph.Header.self, .init(viewerId: viewer, username: username))
+        let p = try await profileHalf
+        let g: Graph.Header.Reply
+        do {
+            g = try await graphHalf
+        } catch let error as ServiceError where error.status == 404 {
+            // NotificationService has not seen this account yet (its replica follows AuthService's events).
+            g = .init(userId: p.user.id, followers: 0, following: 0, followState: viewer == p.user.id ? .self : .notFollowing)
+        }
+        return try .json(
+            ProfileHeaderShape(
+                user: p.user, counts: CountsShape(followers: g.followers, following: g.following, posts: p.postCount),
+                followState: g.followState))
+    }
+
+    /// `GET /v1/users/{username}/posts` and `/tagged` → page of `Post`.
+    func posts(_ request: Request, tagged: Bool) async throws -> HTTPResponse {
+        try .json(
+            try await profile.call(
+                Profile.ListPosts.self,
+                .init(
+                    viewerId: try request.userId, username: try request.parameters.require("username"), tagged: tagged,
+                    page: try request.page())))
+    }
+
+    /// `PUT /v1/users/{username}/follow` `{notifyPosts?}` → `{followState, notifyPosts}`.
+    func follow(_ request: Request) async throws -> HTTPResponse {
+        let body = try request.body()
+        try body.allowOnly(["notifyPosts"])
+        return try .json(
+            try await graph.call(
+                Graph.Follow.self,
+                .init(
+                    followerId: try request.userId, username: try request.parameters.require("username"),
+                    notifyPosts: try body.optionalBool("notifyPosts"))))
+    }
+
+    /// `GET /v1/users/{username}/followers` and `/following` → page of `{user, followState}`.
+    func edges(_ request: Request, following: Bool) async throws -> HTTPResponse {
+        let edges = try await graph.call(
+            Graph.ListEdges.self,
+            .init(
+                viewerId: try request.userId, username: try request.parameters.require("username"), following: following,
+                page: try request.page()))
+        let found = try await users.users(edges.items.map(\.userId))
+        return try .json(
+            PageShape(
+                items: edges.items.compactMap { e in found[e.userId].map { UserEntryShape(user: $0, followState: e.followState) }
+                },
+                nextCursor: edges.nextCursor))
+    }
+}

@@ -1,0 +1,93 @@
+/// Header fields as received: names lower-cased, in order, repeats kept.
+struct HTTPHeaders: Sendable {
+    var fields: [(name: String, value: String)] = []
+
+    /// The first value of `name` (lower-case), or nil.
+    subscript(_ name: String) -> String? { fields.first { $0.name == name }?.value }
+
+    /// Every value of `name` (lower-case).
+    func values(_ name: String) -> [String] { fields.filter { $0.name == name }.map(\.value) }
+}
+
+/// One HTTP request, fully received.
+struct HTTPRequest: Sendable {
+    /// The method token as sent (methods are case-sensitive, RFC 9110 §9.1).
+    var method: String
+    /// The path as sent, percent-escapes and all (routing splits it into segments first, then
+    /// decodes each: RFC 3986 §2.4).
+    var path: String
+    /// The query string without `?` (nil when there is none), undecoded.
+    var rawQuery: String?
+    var headers: HTTPHeaders
+    var body: [UInt8]
+    /// The TCP peer's address (the client, or the proxy in front of it).
+    var peerAddress: String
+
+    /// A header's first value by lower-case name.
+    func header(_ name: String) -> String? { headers[name] }
+}
+
+/// A reply: a complete body, or a Server-Sent Events stream fed by an `EventStream`.
+struct HTTPResponse: Sendable {
+    enum Body: Sendable {
+        case bytes([UInt8])
+        case stream(EventStream)
+    }
+    var status: Int
+    var headers: [(String, String)]
+    var body: Body
+
+    init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = .bytes(body)
+    }
+
+    /// A `text/event-stream` response read from `stream` until it closes.
+    init(stream: EventStream) {
+        self.status = 200
+        self.headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no")]
+        self.body = .stream(stream)
+    }
+
+    /// A JSON body (`Content-Type: application/json`).
+    static func json(status: Int, bytes: [UInt8]) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: bytes)
+    }
+}
+
+/// Reason phrases (RFC 9110 §15), used in status lines and as problem titles.
+enum HTTPStatus {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"
+        case 200: "OK"
+        case 201: "Created"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 304: "Not Modified"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: "Status \(status)"
+        }
+    }
+}

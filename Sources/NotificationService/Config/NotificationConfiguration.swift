@@ -1,0 +1,42 @@
+import Shared
+
+/// NotificationService settings from the environment, each with a working default.
+struct NotificationConfiguration: Sendable, Equatable {
+    /// `NOTIFICATION_FANOUT_BATCH` (100...1,000,000, default 10,000): rows written or deleted per
+    /// transaction by a fan-out or a post's purge. Larger batches finish a big fan-out sooner;
+    /// smaller ones let other writes in more often (at 10,000 a batch holds the writer for
+    /// tens of milliseconds, measured with `Benchmarks notification`).
+    var fanOutBatch = 10_000
+    /// `NOTIFICATION_RETENTION_DAYS` (1...36,500, default 90) and `NOTIFICATION_RETENTION_COUNT`
+    /// (1...1,000,000, default 1,000): see `RetentionPolicy`.
+    var retention = RetentionPolicy.default
+    /// `NOTIFICATION_PRUNE_INTERVAL_SECONDS` (1...86,400, default 600): pause between two
+    /// retention sweeps.
+    var pruneIntervalSeconds = 600
+    /// `NOTIFICATION_MERGE_INTERVAL_MS` (10...3,600,000, default 10,000) and
+    /// `NOTIFICATION_MERGE_BATCH` (100...1,000,000, default 5,000): how often new notifications
+    /// are moved into the big table, and how many rows per transaction (`RecentMerger`).
+    var mergeIntervalMs = 10_000
+    var mergeBatch = 5_000
+    /// `NOTIFICATION_DELIVERY_HWM` (1,000...10,000,000, default 200,000): messages queued per
+    /// gateway on the delivery socket before libzmq drops (the gateway repairs by seq).
+    var deliveryHighWaterMark = 200_000
+
+    /// The defaults.
+    init() {}
+
+    /// - Throws: `ConfigurationError` naming the variable.
+    init(env: Environment) throws {
+        fanOutBatch = try env.int("NOTIFICATION_FANOUT_BATCH", default: fanOutBatch, range: 100...1_000_000)
+        retention = RetentionPolicy(
+            maxAgeMs: Int64(try env.int("NOTIFICATION_RETENTION_DAYS", default: 90, range: 1...36_500)) * 86_400_000,
+            count: try env.int("NOTIFICATION_RETENTION_COUNT", default: retention.count, range: 1...1_000_000))
+        pruneIntervalSeconds = try env.int(
+            "NOTIFICATION_PRUNE_INTERVAL_SECONDS", default: pruneIntervalSeconds, range: 1...86_400)
+        mergeIntervalMs = try env.int(
+            "NOTIFICATION_MERGE_INTERVAL_MS", default: mergeIntervalMs, range: 10...3_600_000)
+        mergeBatch = try env.int("NOTIFICATION_MERGE_BATCH", default: mergeBatch, range: 100...1_000_000)
+        deliveryHighWaterMark = try env.int(
+            "NOTIFICATION_DELIVERY_HWM", default: deliveryHighWaterMark, range: 1_000...10_000_000)
+    }
+}

@@ -1,0 +1,171 @@
+import Shared
+
+/// A new post's notification to the owner's `notifyPosts` followers.
+struct FanOutJob: Sendable {
+    var post: Int64
+    var postId: String
+    var owner: Int64
+    var ownerId: String
+    var thumbnailURL: String
+    /// Unix ms: the post's event time, the notifications' `createdAt`.
+    var createdAt: Int64
+    /// Skip followers who already have a notification about the post (see `NotificationSchema`).
+    var skipNotified = false
+
+    /// The fan-out of post `postId` by `ownerId`, their keys made or found in `tx`.
+    /// - Parameter createdAt: Unix ms. - Throws: `SQLiteError`.
+    static func make(postId: String, ownerId: String, thumbnailURL: String, createdAt: Int64, in tx: Transaction) throws
+        -> FanOutJob
+    {
+        FanOutJob(
+            post: try Keys.post(postId, thumbnailURL: thumbnailURL, in: tx), postId: postId,
+            owner: try Keys.user(ownerId, in: tx), ownerId: ownerId, thumbnailURL: thumbnailURL, createdAt: createdAt)
+    }
+}
+
+/// Carries out the work a single event starts but that may be too large for one transaction:
+/// a new post's fan-out to its owner's `notifyPosts` followers, and the removal of a deleted
+/// post's notifications. Each runs in transactions of at most `batch` rows, so requests and
+/// other events are served between them however large the job.
+///
+/// A job that fits one batch is done in the transaction of its event. A larger one is
+/// recorded (`fanout_jobs`, `purge_jobs`) in that transaction and carried on here, batch by
+/// batch, each batch moving the job's position in the same transaction (follower-key order:
+/// neighbouring index pages), so a restart resumes exactly where it stopped: nobody is
+/// notified twice or skipped. Fan-outs go before purges (someone is waiting for them).
+final class FanOutWorker: Service {
+    let database: Database
+    let notifications: NotificationWriter
+    /// Rows per transaction.
+    let batch: Int
+    let logger: Logger
+    private let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Fan-outs under way in this process: when each started (Unix ms) and the followers
+    /// reached so far, for the `fanout.done` log line.
+    private let progress = Locked<[Int64: (startedMs: Int64, reached: Int)]>([:])
+
+    init(database: Database, notifications: NotificationWriter, batch: Int, logger: Logger) {
+        self.database = database
+        self.notifications = notifications
+        self.batch = batch
+        self.logger = logger
+    }
+
+    /// Starts the fan-out of `job` in `tx`: its first batch at once; the rest recorded for the
+    /// worker (woken when `tx` commits). A post's fan-out starts once: the post is marked in the
+    /// same transaction, so a repeated event (a replay after a lost cursor) notifies nobody twice.
+    func start(_ job: FanOutJob, in tx: Transaction) throws {
+        try tx.query("UPDATE posts SET fanned_out = 1 WHERE key = ? AND fanned_out = 0", [job.post])
+        guard tx.connection.changes == 1 else { return }
+        let started = Timestamp.nowMs()
+        let (count, last) = try notifications.fanOut(job, after: 0, limit: batch, in: tx)
+        guard count == batch, let last, try Self.hasFollowers(of: job.owner, after: last, on: tx.connection) else {
+            if count > 0 {
+                logger.debug(
+                    "fanout.done",
+                    metadata: ["post": job.postId, "followers": "\(count)", "ms": "\(Timestamp.nowMs() - started)"])
+            }
+            return
+        }
+        let progress = self.progress
+        tx.onCommit { progress.withLock { $0[job.post] = (started, count) } }
+        try tx.query(
+            "INSERT OR IGNORE INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (?, ?, ?, ?)",
+            [job.post, job.owner, job.createdAt, last])
+        wakeOnCommit(tx)
+    }
+
+    /// Removes the notifications about `post` in `tx`, or the first batch of them and records
+    /// the rest for the worker; cancels the post's fan-out.
+    func purge(post: Int64, in tx: Transaction) throws {
+        try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [post])
+        if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) == batch {
+            try tx.query("INSERT OR IGNORE INTO purge_jobs(post) VALUES (?)", [post])
+            wakeOnCommit(tx)
+        }
+    }
+
+    /// Whether `owner` has `notifyPosts` followers after key `after`.
+    static func hasFollowers(of owner: Int64, after: Int64, on c: SQLiteConnection) throws -> Bool {
+        try c.exists("SELECT 1 FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ?", [owner, after])
+    }
+
+    private func wakeOnCommit(_ tx: Transaction) {
+        let ring = self.ring
+        tx.onCommit { ring.yield() }
+    }
+
+    /// Runs jobs until none is left, then waits for the next (or a 5 s tick); until cancelled.
+    func run() async {
+        ring.yield()  // jobs left by a previous run
+        var iterator = doorbell.makeAsyncIterator()
+        let ring = self.ring
+        let tick = Task {
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(5))
+                ring.yield()
+            }
+        }
+        defer { tick.cancel() }
+        while !Task.isCancelled, await iterator.next() != nil {
+            do {
+                while !Task.isCancelled, try await step() {}
+            } catch {
+                logger.error("jobs.failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Writes one batch of the oldest fan-out, or else of the oldest purge.
+    /// - Returns: whether there was a job.
+    func step() async throws -> Bool {
+        let batch = self.batch
+        let logger = self.logger
+        let notifications = self.notifications
+        let progress = self.progress
+        return try await database.write { tx -> Bool in
+            let c = tx.connection
+            if let row = try c.queryOne(
+                """
+                SELECT j.post, j.owner, j.created_at, j.after_follower, j.skip_notified, p.id AS post_id,
+                    p.thumbnail_url, i.id AS owner_id
+                FROM fanout_jobs j JOIN posts p ON p.key = j.post JOIN identities i ON i.key = j.owner
+                ORDER BY j.rowid LIMIT 1
+                """)
+            {
+                let job = FanOutJob(
+                    post: try row.int64("post"), postId: try row.string("post_id"), owner: try row.int64("owner"),
+                    ownerId: try row.string("owner_id"), thumbnailURL: try row.string("thumbnail_url"),
+                    createdAt: try row.int64("created_at"), skipNotified: try row.bool("skip_notified"))
+                let (count, last) = try notifications.fanOut(
+                    job, after: try row.int64("after_follower"), limit: batch, in: tx)
+                let more = try last.map { try Self.hasFollowers(of: job.owner, after: $0, on: c) } ?? false
+                let reached = progress.withLock { p -> (startedMs: Int64, reached: Int)? in
+                    p[job.post]?.reached += count
+                    return p[job.post]
+                }
+                if count < batch || !more {
+                    try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [job.post])
+                    progress.withLock { _ = $0.removeValue(forKey: job.post) }
+                    // Followers and time since the event, as far as this process saw the job.
+                    logger.info(
+                        "fanout.done",
+                        metadata: [
+                            "post": job.postId, "followers": reached.map { "\($0.reached)" } ?? "?",
+                            "ms": reached.map { "\(Timestamp.nowMs() - $0.startedMs)" } ?? "?",
+                        ])
+                } else {
+                    try tx.query("UPDATE fanout_jobs SET after_follower = ? WHERE post = ?", [last!, job.post])
+                }
+                return true
+            }
+            if let post = try c.scalar("SELECT post FROM purge_jobs ORDER BY rowid LIMIT 1") {
+                if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) < batch {
+                    try tx.query("DELETE FROM purge_jobs WHERE post = ?", [post])
+                }
+                return true
+            }
+            return false
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Shared
+
+/// Turns ProfileService's events into notifications, each applied in the subscriber's
+/// transaction together with the subscriber's cursor, so a restart or a replay never applies an
+/// event twice (and should a cursor ever go back, every notification has a dedup key: the
+/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like`, comments → `comment`, new posts → `tag` for the tagged users
+/// and `post` for followers with `notifyPosts` (through `FanOutWorker`), deleted posts → their
+/// notifications removed (also through the worker when there are many).
+struct ProfileEventHandlers: Sendable {
+    let notifications: NotificationWriter
+    let jobs: FanOutWorker
+
+    /// The event's time (RFC 3339) in Unix ms; now when it cannot be read.
+    static func ms(_ time: String) -> Int64 { Timestamp.parse(time) ?? Timestamp.nowMs() }
+
+    func subscribe(_ subscriber: EventSubscriber) {
+        let notifications = self.notifications
+        let jobs = self.jobs
+        subscriber.on(Profile.PostLiked.self) { event, tx in
+            let e = event.body
+            try notifications.insert(
+                NewNotification(
+                    recipientId: e.ownerId, actorId: e.userId, type: .like, detail: e.postType ?? "photo",
+                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time)),
+                in: tx)
+            return .applied
+        }
+        subscriber.on(Profile.PostCommented.self) { event, tx in
+            let e = event.body
+            try notifications.insert(
+                NewNotification(
+                    recipientId: e.ownerId, actorId: e.userId, type: .comment, commentId: e.commentId, detail: e.text,
+                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time)),
+                in: tx)
+            return .applied
+        }
+        subscriber.on(Profile.PostDeleted.self) { event, tx in
+            if let post = try Keys.existingPost(event.body.postId, on: tx.connection) {
+                try jobs.purge(post: post, in: tx)
+            }
+            return .applied
+        }
+        subscriber.on(Profile.PostCreated.self) { event, tx in
+            let e = event.body
+            let time = Self.ms(event.header.time)
+            let ref = Graph.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
+            for user in Array(Set(e.taggedUserIds)).filter({ $0 != e.ownerId }).sorted() {
+                try notifications.insert(
+                    NewNotification(recipientId: user, actorId: e.ownerId, type: .tag, detail: nil, post: ref, createdAt: time),
+                    in: tx)
+            }
+            try jobs.start(
+                FanOutJob.make(
+                    postId: e.postId, ownerId: e.ownerId, thumbnailURL: e.thumbnailURL, createdAt: time, in: tx),
+                in: tx)
+            return .applied
+        }
+    }
+}

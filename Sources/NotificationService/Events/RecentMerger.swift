@@ -1,0 +1,89 @@
+import Shared
+
+/// Moves new notifications from `recent_notifications` into `notifications` in the background
+/// (see `NotificationSchema`): every `intervalMs` (`NOTIFICATION_MERGE_INTERVAL_MS`, default
+/// 10,000), one pass over the rows present when it starts, in (recipient, seq) order, `batch`
+/// rows per transaction (`NOTIFICATION_MERGE_BATCH`, default 5,000), yielding between them so
+/// requests, events and fan-outs go on. Rows written meanwhile wait for the next pass, so
+/// several fan-outs reach each recipient's pages of the big table in one write.
+///
+/// Readers see both tables (`all_notifications`), and a row is deleted from the recent table
+/// in the transaction that copies it, so a read never misses or doubles one.
+final class RecentMerger: Service {
+    let database: Database
+    let intervalMs: Int64
+    let batch: Int
+    let logger: Logger
+
+    init(database: Database, intervalMs: Int64, batch: Int, logger: Logger) {
+        self.database = database
+        self.intervalMs = intervalMs
+        self.batch = batch
+        self.logger = logger
+    }
+
+    /// Merges every `intervalMs` until cancelled.
+    func run() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(intervalMs))
+            if Task.isCancelled { break }
+            do {
+                let started = Timestamp.nowMs()
+                let moved = try await pass()
+                if moved > 0 {
+                    logger.info(
+                        "notifications.merged", metadata: ["rows": "\(moved)", "ms": "\(Timestamp.nowMs() - started)"])
+                }
+            } catch {
+                logger.error("notifications.merge_failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// One pass: moves the rows up to the (recipient, seq) that was last when it started.
+    /// - Returns: how many rows were moved.
+    func pass() async throws -> Int {
+        guard
+            let end = try await database.read({ c in
+                try c.queryOne("SELECT recipient, seq FROM recent_notifications ORDER BY recipient DESC, seq DESC LIMIT 1")
+            })
+        else { return 0 }
+        let last = (try end.int64("recipient"), try end.int64("seq"))
+        var after: (Int64, Int64) = (Int64.min, Int64.min)
+        var moved = 0
+        while !Task.isCancelled {
+            let (count, reached) = try await step(after: after, upTo: last)
+            moved += count
+            guard let reached, reached < last else { break }
+            after = reached
+            await Task.yield()
+        }
+        return moved
+    }
+
+    /// Moves up to `batch` rows after `after` and not after `last`, in one transaction.
+    /// - Returns: how many, and the last (recipient, seq) moved (nil: none was left).
+    func step(after: (Int64, Int64), upTo last: (Int64, Int64)) async throws -> (Int, (Int64, Int64)?) {
+        let batch = self.batch
+        return try await database.write { tx in
+            let keys = try tx.connection.integerPairs(
+                """
+                SELECT recipient, seq FROM recent_notifications
+                WHERE (recipient, seq) > (?1, ?2) AND (recipient, seq) <= (?3, ?4)
+                ORDER BY recipient, seq LIMIT ?5
+                """, [after.0, after.1, last.0, last.1, batch])
+            guard let first = keys.first, let end = keys.last else { return (0, nil) }
+            let range: [any SQLBindable] = [first.0, first.1, end.0, end.1]
+            try tx.query(
+                """
+                INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                SELECT recipient, seq, type, actor, post, once, detail, created_at FROM recent_notifications
+                WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) ORDER BY recipient, seq
+                """, range)
+            try tx.query(
+                "DELETE FROM recent_notifications WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4)",
+                range)
+            return (keys.count, end)
+        }
+    }
+}

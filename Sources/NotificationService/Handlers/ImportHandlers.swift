@@ -1,0 +1,65 @@
+import Shared
+
+/// `graph.import_follows`: many followers of one followee in one transaction, without
+/// notifications (see `Graph.ImportFollows`). Registered on NotificationService's RPC endpoint
+/// only; the gateway has no route to it.
+struct ImportHandlers: Sendable {
+    /// Resolves the ids; its database is the service's.
+    let replica: IdentityReplica
+
+    func register(on host: ServiceHost) {
+        host.on(Graph.ImportFollows.self) { request, context in try await importFollows(request, context) }
+    }
+
+    /// Checks the request, resolves every id through the identity replica (AuthService for the
+    /// ones it has not seen), then creates the missing edges (`FollowImport`).
+    /// - Throws: 400 `invalid_request`, 404 `not_found` with the unknown ids as fields, 422
+    ///   `cannot_follow_self`, 503/504 when AuthService cannot answer a lookup.
+    func importFollows(_ request: Graph.ImportFollows.Request, _ context: RequestContext) async throws
+        -> Graph.ImportFollows.Reply
+    {
+        let limit = Graph.ImportFollows.maxFollowers
+        guard (1...limit).contains(request.followerIds.count) else {
+            let message = "1 to \(limit) follower ids per request (got \(request.followerIds.count))"
+            throw ServiceError.badRequest(
+                "invalid_request", message,
+                fields: [FieldError(field: "followerIds", code: "invalid_request", message: message)])
+        }
+        if let i = request.followerIds.firstIndex(of: request.followeeId) {
+            throw ServiceError(
+                code: "cannot_follow_self", message: "followerIds[\(i)] is the followee", status: 422,
+                fields: [
+                    FieldError(field: "followerIds[\(i)]", code: "cannot_follow_self", message: "is the followee")
+                ])
+        }
+        var seen = Set<String>()
+        let followers = request.followerIds.filter { seen.insert($0).inserted }
+        let known = try await replica.identities(ids: followers + [request.followeeId])
+        let unknown =
+            (known[request.followeeId] == nil ? [("followeeId", request.followeeId)] : [])
+            + request.followerIds.enumerated().filter { known[$0.element] == nil }.map {
+                ("followerIds[\($0.offset)]", $0.element)
+            }
+        if !unknown.isEmpty {
+            throw ServiceError(
+                code: "not_found",
+                message: "\(unknown.count) unknown user(s): "
+                    + unknown.prefix(5).map { "\($0.0) \($0.1)" }.joined(separator: ", "),
+                status: 404,
+                fields: unknown.prefix(100).map { FieldError(field: $0.0, code: "not_found", message: "no user \($0.1)") })
+        }
+        let followee = (key: known[request.followeeId]!.key, id: request.followeeId)
+        let pairs = followers.map { (key: known[$0]!.key, id: $0) }
+        let (notifyPosts, now) = (request.notifyPosts, Timestamp.nowMs())
+        let created = try await replica.database.write { tx in
+            try FollowImport.importFollows(
+                followee: followee, followers: pairs, notifyPosts: notifyPosts, nowMs: now, in: tx)
+        }
+        context.logger.info(
+            "graph.follows_imported",
+            metadata: [
+                "followee.id": followee.id, "follows.created": "\(created.count)", "follows.requested": "\(followers.count)",
+            ])
+        return .init(created: created.count)
+    }
+}

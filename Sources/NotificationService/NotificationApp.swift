@@ -1,0 +1,85 @@
+import Shared
+
+/// NotificationService: the follow graph and notifications; applies AuthService's events (its
+/// identity replica) and ProfileService's (likes, comments, tags, new posts); publishes
+/// `graph.*` events on its PUB socket and each notification, routed by recipient, on its
+/// delivery socket (`ServiceDescription.notification`: `NOTIFICATION_*` variables, ports
+/// 5555 / 5556 / 5557).
+struct NotificationApp: ServiceApp {
+    static let description = ServiceDescription.notification
+    static let migrations = NotificationSchema.migrations
+    static let legacyMigrations = NotificationSchema.legacy
+
+    let replica: IdentityReplica
+    let graph: GraphHandlers
+    let notifications: NotificationHandlers
+    let profileEvents: ProfileEventHandlers
+    let jobs: FanOutWorker
+    let pruner: RetentionPruner
+    let merger: RecentMerger
+    /// The delivery socket (nil when built without one, in-process tests).
+    let delivery: TopicPublisher?
+    let deliveryEndpoint: String?
+
+    /// Reads `NotificationConfiguration` and binds the delivery socket (`NOTIFICATION_DELIVERY_BIND`).
+    /// - Throws: `ConfigurationError`, or `ZMQError` when an endpoint is invalid or in use.
+    init(runtime: ServiceRuntime, database: Database) throws {
+        let configuration = try NotificationConfiguration(env: runtime.env)
+        let delivery = TopicPublisher(
+            name: "notification.delivery", context: runtime.context,
+            bind: ServiceDescription.notification.binds(runtime.env).delivery ?? "tcp://127.0.0.1:5557",
+            logger: runtime.logger, security: runtime.security,
+            sendHighWaterMark: Int32(configuration.deliveryHighWaterMark))
+        let endpoint = try delivery.bind()
+        self.init(
+            database: database, auth: try runtime.client(for: .auth), logger: runtime.logger,
+            configuration: configuration, publisher: NotificationPublisher(delivery), delivery: delivery,
+            deliveryEndpoint: endpoint)
+    }
+
+    /// Builds the service (also what the in-process tests use, with `publisher` collecting what
+    /// would be delivered).
+    init(
+        database: Database, auth: RPCClient, logger: Logger, configuration: NotificationConfiguration = .init(),
+        publisher: NotificationPublisher = .none, delivery: TopicPublisher? = nil, deliveryEndpoint: String? = nil
+    ) {
+        let replica = IdentityReplica(database: database, auth: auth, keepsEmail: false)
+        let writer = NotificationWriter(delivery: publisher)
+        let jobs = FanOutWorker(database: database, notifications: writer, batch: configuration.fanOutBatch, logger: logger)
+        self.replica = replica
+        self.jobs = jobs
+        self.delivery = delivery
+        self.deliveryEndpoint = deliveryEndpoint
+        graph = GraphHandlers(replica: replica, follows: SQLiteFollowStore(database: database, notifications: writer))
+        notifications = NotificationHandlers(store: SQLiteNotificationStore(database: database))
+        profileEvents = ProfileEventHandlers(notifications: writer, jobs: jobs)
+        merger = RecentMerger(
+            database: database, intervalMs: Int64(configuration.mergeIntervalMs), batch: configuration.mergeBatch,
+            logger: logger)
+        pruner = RetentionPruner(
+            database: database, policy: configuration.retention,
+            intervalMs: Int64(configuration.pruneIntervalSeconds) * 1_000, logger: logger)
+    }
+
+    func register(on host: ServiceHost) {
+        graph.register(on: host)
+        ImportHandlers(replica: replica).register(on: host)
+        notifications.register(on: host)
+        if let delivery { host.addCounters { delivery.counters() } }
+    }
+
+    func subscribe(_ events: EventSubscriptions) throws {
+        try events.subscribe(to: .auth) { replica.subscribe($0) }
+        try events.subscribe(to: .profile) { profileEvents.subscribe($0) }
+    }
+
+    func backgroundServices() -> [(name: String, service: any Service)] {
+        var services: [(name: String, service: any Service)] = [("jobs", jobs), ("merge", merger), ("retention", pruner)]
+        if let delivery { services.insert(("delivery", delivery), at: 0) }
+        return services
+    }
+
+    func readyFields() -> [String: String] {
+        deliveryEndpoint.map { ["delivery": $0] } ?? [:]
+    }
+}

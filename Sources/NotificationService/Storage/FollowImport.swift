@@ -1,0 +1,44 @@
+import Shared
+
+/// The SQL of `graph.import_follows` (on `edges` and `follow_counts`), set-based: one INSERT of
+/// every new edge from a JSON array of follower keys, one upsert of their `following` counters,
+/// one of the followee's `followers`, in the caller's transaction, so counts always equal the
+/// number of edges. Makes no notifications.
+enum FollowImport {
+    /// Creates the edges `follower → followee` that do not exist yet (existing ones keep their
+    /// `notify_posts`), moves the counters by the edges created, and emits one
+    /// `graph.follows.imported` when any was.
+    /// - Parameters:
+    ///   - followers: distinct (key, id) pairs, none the followee, in request order.
+    ///   - nowMs: the edges' `created_at` (Unix ms).
+    /// - Returns: the ids of the followers whose edge was created, in `followers` order.
+    /// - Throws: `SQLiteError`, an encoding error.
+    static func importFollows(
+        followee: (key: Int64, id: String), followers: [(key: Int64, id: String)], notifyPosts: Bool, nowMs: Int64,
+        in tx: Transaction
+    ) throws -> [String] {
+        let keys = String(decoding: try WireJSON.encode(followers.map(\.key)), as: UTF8.self)
+        // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
+        let created = Set(
+            try tx.query(
+                """
+                INSERT INTO edges(follower, followee, notify_posts, created_at)
+                SELECT value, ?, ?, ? FROM json_each(?) WHERE true
+                ON CONFLICT(follower, followee) DO NOTHING
+                RETURNING follower
+                """, [followee.key, notifyPosts, nowMs, keys]
+            ).map { try $0.int64("follower") })
+        if created.isEmpty { return [] }
+        try tx.query(
+            """
+            INSERT INTO follow_counts(user, followers, following)
+            SELECT value, 0, 1 FROM json_each(?) WHERE true
+            ON CONFLICT(user) DO UPDATE SET following = following + 1
+            """, [String(decoding: try WireJSON.encode(Array(created)), as: UTF8.self)])
+        try SQLiteFollowStore.adjust(user: followee.key, followers: created.count, following: 0, in: tx)
+        // RETURNING gives no order guarantee: the event lists them in request order.
+        let ordered = followers.filter { created.contains($0.key) }.map(\.id)
+        try tx.emit(Graph.FollowsImported(followeeId: followee.id, followerIds: ordered, notifyPosts: notifyPosts))
+        return ordered
+    }
+}

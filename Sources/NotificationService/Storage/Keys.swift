@@ -1,0 +1,63 @@
+import Shared
+
+/// The compact integer keys NotificationService stores instead of ids: a user's is its
+/// `identities.key` (the identity replica's row), a post's its `posts.key`.
+enum Keys {
+    /// The key of user `id`, adding a nameless identity row when the replica does not know the
+    /// user yet (an event can arrive before the user's registration; the replica fills the name
+    /// in when that comes, or on the first lookup). - Throws: `SQLiteError`.
+    static func user(_ id: String, in tx: Transaction) throws -> Int64 {
+        if let key = try existingUser(id, on: tx.connection) { return key }
+        try tx.query("INSERT INTO identities(id, username, version) VALUES (?, NULL, 0)", [id])
+        return tx.connection.lastInsertRowID
+    }
+
+    /// The key of user `id`, nil when this database has never seen it. - Throws: `SQLiteError`.
+    static func existingUser(_ id: String, on c: SQLiteConnection) throws -> Int64? {
+        try c.scalar("SELECT key FROM identities WHERE id = ?", [id])
+    }
+
+    /// The key of post `id`, adding the post or updating its thumbnail URL when one is given.
+    /// - Throws: `SQLiteError`.
+    static func post(_ id: String, thumbnailURL: String?, in tx: Transaction) throws -> Int64 {
+        if let row = try tx.connection.queryOne("SELECT key, thumbnail_url FROM posts WHERE id = ?", [id]) {
+            let key = try row.int64("key")
+            if let thumbnailURL, try row.string("thumbnail_url") != thumbnailURL {
+                try tx.query("UPDATE posts SET thumbnail_url = ? WHERE key = ?", [thumbnailURL, key])
+            }
+            return key
+        }
+        try tx.query("INSERT INTO posts(id, thumbnail_url) VALUES (?, ?)", [id, thumbnailURL ?? ""])
+        return tx.connection.lastInsertRowID
+    }
+
+    /// The key of post `id`, nil when no notification ever pointed to it. - Throws: `SQLiteError`.
+    static func existingPost(_ id: String, on c: SQLiteConnection) throws -> Int64? {
+        try c.scalar("SELECT key FROM posts WHERE id = ?", [id])
+    }
+}
+
+/// Notification types as stored (`notifications.type`) and as the API names them.
+enum NotificationType: Int64, CaseIterable, Sendable {
+    case like = 1
+    case follow = 2
+    case comment = 3
+    case tag = 4
+    case post = 5
+
+    /// `like`, `follow`, `comment`, `tag`, `post`.
+    var name: String {
+        switch self {
+        case .like: "like"
+        case .follow: "follow"
+        case .comment: "comment"
+        case .tag: "tag"
+        case .post: "post"
+        }
+    }
+
+    init?(name: String) {
+        guard let t = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = t
+    }
+}

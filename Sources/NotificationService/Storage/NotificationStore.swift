@@ -1,0 +1,320 @@
+import Shared
+
+/// A notification to store: who gets it, who caused it, and what about.
+struct NewNotification: Sendable {
+    var recipientId: String
+    var actorId: String
+    var type: NotificationType
+    /// The comment of a `comment` (its dedup key).
+    var commentId: String? = nil
+    /// See `Graph.Notification.detail`.
+    var detail: String?
+    var post: Graph.Notification.PostRef?
+    /// Unix ms.
+    var createdAt: Int64
+}
+
+/// Writes notifications (`recent_notifications`, `recipients`, `posts`) in the caller's transaction
+/// and, once it commits, hands them to delivery (`NotificationPublisher`). Used by the event
+/// handlers, the follow graph and the fan-out.
+struct NotificationWriter: Sendable {
+    let delivery: NotificationPublisher
+
+    /// The next seq of `recipient` as an SQL expression over a column or parameter named by
+    /// `recipient`: one above the largest of the newest row in either table and the floor left
+    /// by deletions.
+    static func nextSeq(_ recipient: String) -> String {
+        "\(head(recipient)) + 1"
+    }
+
+    /// The head seq of `recipient` as an SQL expression (see `nextSeq`): three index seeks, or
+    /// two when the caller knows no recipient concerned has a floor (`floors: false`).
+    static func head(_ recipient: String, floors: Bool = true) -> String {
+        let floor = floors ? "COALESCE((SELECT f.head_floor FROM recipients f WHERE f.recipient = \(recipient)), 0)" : "0"
+        return """
+            MAX(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
+                COALESCE((SELECT MAX(o.seq) FROM notifications o WHERE o.recipient = \(recipient)), 0), \(floor))
+            """
+    }
+
+    /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
+    /// already notified (same recipient, actor, type and object: the post of a like or tag, the
+    /// comment of a comment, none for a follow), in `tx`; delivered after the commit.
+    /// - Returns: the stored notification, or nil when none was stored.
+    /// - Throws: `SQLiteError`.
+    @discardableResult
+    func insert(_ n: NewNotification, in tx: Transaction) throws -> Graph.Notification? {
+        guard n.recipientId != n.actorId else { return nil }
+        let recipient = try Keys.user(n.recipientId, in: tx)
+        let actor = try Keys.user(n.actorId, in: tx)
+        let post = try n.post.map { try Keys.post($0.id, thumbnailURL: $0.thumbnailURL, in: tx) }
+        let once: Int64? =
+            switch n.type {
+            case .like, .tag: post
+            case .follow: 0
+            case .comment: Self.objectKey(n.commentId ?? "")
+            case .post: nil  // once per post by `FanOutWorker.start`
+            }
+        // The dedup key: the merged table checked here, the recent one by its unique index.
+        if let once,
+            try tx.connection.exists(
+                "SELECT 1 FROM notifications WHERE recipient = ? AND actor = ? AND type = ? AND once = ?",
+                [recipient, actor, n.type.rawValue, once])
+        {
+            return nil
+        }
+        guard
+            let row = try tx.connection.queryOne(
+                """
+                INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                VALUES (?1, \(Self.nextSeq("?1")), ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT DO NOTHING RETURNING seq
+                """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt])
+        else { return nil }
+        let seq = try row.int64("seq")
+        let followState: FollowState? =
+            n.type == .follow
+            ? (try SQLiteFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
+        let stored = Graph.Notification(
+            id: Self.id(recipient: recipient, seq: seq), seq: seq, type: n.type.name, detail: n.detail,
+            createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
+            followState: followState)
+        let delivery = self.delivery
+        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)]) }
+        return stored
+    }
+
+    /// One batch of a new post's fan-out: a `post` notification for each of `owner`'s
+    /// `notifyPosts` followers after follower key `after`, at most `limit`, in follower-key order,
+    /// each with its recipient's next seq, in one set-based statement in `tx`; delivered after
+    /// the commit.
+    /// - Parameter skipNotified: skip followers who already have a notification about the post
+    ///   (a job carried over from the old schema).
+    /// - Returns: how many followers the batch covered and the last one's key (nil: none left).
+    /// - Throws: `SQLiteError`.
+    func fanOut(_ job: FanOutJob, after: Int64, limit: Int, in tx: Transaction) throws -> (count: Int, last: Int64?) {
+        let c = tx.connection
+        // The batch's followers, then one INSERT … SELECT over exactly that range.
+        guard
+            let range = try c.queryOne(
+                """
+                SELECT COUNT(*) AS n, MAX(follower) AS last FROM (
+                    SELECT follower FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ?
+                    ORDER BY follower LIMIT ?)
+                """, [job.owner, after, limit]),
+            let last = try range.optionalInt64("last")
+        else { return (0, nil) }
+        let count = try range.int("n")
+        // Floors are rare (a deleted post's notifications): most batches need no lookup of them.
+        let floors = try c.exists(
+            "SELECT 1 FROM recipients WHERE recipient > ? AND recipient <= ? AND head_floor > 0 LIMIT 1", [after, last])
+        let skip =
+            job.skipNotified
+            ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
+        let recipients: [(key: Int64, seq: Int64)] = try c.integerPairs(
+            """
+            INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
+            SELECT e.follower, \(Self.head("e.follower", floors: floors)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
+                NULL, NULL, ?5
+            FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
+            ORDER BY e.follower
+            RETURNING recipient, seq
+            """, [job.owner, after, last, job.post, job.createdAt]
+        ).map { (key: $0.0, seq: $0.1) }
+        if !recipients.isEmpty {
+            let template = Graph.Notification(
+                id: "", seq: 0, type: NotificationType.post.name, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
+                read: false, actorId: job.ownerId, post: .init(id: job.postId, thumbnailURL: job.thumbnailURL),
+                followState: nil)
+            let delivery = self.delivery
+            let batch = recipients
+            tx.onCommit { delivery.publish(template, to: batch) }
+        }
+        return (count, last)
+    }
+
+    /// Deletes up to `limit` notifications about post `post` (from both tables), raising each
+    /// recipient's `head_floor` to the largest seq deleted, so no seq is handed out twice, in `tx`.
+    /// - Returns: how many were deleted.
+    /// - Throws: `SQLiteError`.
+    static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
+        let rows = try tx.query(
+            """
+            SELECT recipient, seq FROM recent_notifications WHERE post = ?1
+            UNION ALL SELECT recipient, seq FROM notifications WHERE post = ?1 LIMIT ?2
+            """, [post, limit])
+        var floors: [Int64: Int64] = [:]
+        for r in rows {
+            let recipient = try r.int64("recipient")
+            floors[recipient] = max(floors[recipient] ?? 0, try r.int64("seq"))
+        }
+        for (recipient, seq) in floors {
+            try tx.query(
+                """
+                INSERT INTO recipients(recipient, head_floor) VALUES (?, ?)
+                ON CONFLICT(recipient) DO UPDATE SET head_floor = MAX(head_floor, excluded.head_floor)
+                """, [recipient, seq])
+        }
+        for r in rows {
+            let key: [any SQLBindable] = [try r.int64("recipient"), try r.int64("seq")]
+            try tx.query("DELETE FROM recent_notifications WHERE recipient = ? AND seq = ?", key)
+            try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq = ?", key)
+        }
+        return rows.count
+    }
+
+    /// A 63-bit key for an object id that has no row of its own (a comment): FNV-1a 64 of its
+    /// UTF-8 bytes, top bit cleared. Ids are 128 random bits, so a collision (which would only
+    /// suppress a second notification of the same actor to the same recipient) is negligible.
+    static func objectKey(_ id: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in id.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash & 0x7fff_ffff_ffff_ffff)
+    }
+
+    /// A notification's id: its recipient's key and its seq (unique, stable).
+    static func id(recipient: Int64, seq: Int64) -> String { "\(recipient)-\(seq)" }
+}
+
+/// Reads of a recipient's notifications and their read mark.
+protocol NotificationStore: Sendable {
+    /// A page of the recipient's notifications, newest first, with the unread count.
+    /// - Throws: 400 `invalid_cursor`.
+    func list(recipientId: String, page: PageRequest) async throws -> Graph.ListNotifications.Reply
+
+    /// Everything after `afterSeq`, oldest first, at most `limit` (1...1,000), and the head.
+    func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Graph.NotificationsSince.Reply
+
+    /// Moves the read mark up to `upToSeq` (never back, never past the head). - Returns: the
+    /// unread count afterwards.
+    func markRead(recipientId: String, upToSeq: Int64) async throws -> Int
+
+    /// The recipient's key (added to the replica as a nameless row when new) and head seq.
+    func streamStart(recipientId: String) async throws -> Graph.StreamStart.Reply
+
+    /// The head seq of each key (0 for none), in order.
+    func heads(recipientKeys: [Int64]) async throws -> [Int64]
+}
+
+/// `NotificationStore` on SQLite.
+struct SQLiteNotificationStore: NotificationStore {
+    let database: Database
+
+    /// Rows of both notification tables with what a `Graph.Notification` needs: the actor's and
+    /// post's ids, and for a follow whether the recipient follows the actor (its follow state now).
+    static let select = """
+        SELECT n.recipient, n.seq, n.type, n.detail, n.created_at, a.id AS actor_id, p.id AS post_id,
+            p.thumbnail_url, CASE WHEN n.type = \(NotificationType.follow.rawValue) THEN EXISTS(
+                SELECT 1 FROM edges e WHERE e.follower = n.recipient AND e.followee = n.actor) END AS follows_actor
+        FROM all_notifications n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
+        """
+
+    /// The head seq of `recipient`: its newest row, or the floor deletions left (0 when none).
+    static func head(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
+        try c.scalar("SELECT \(NotificationWriter.head("?1"))", [recipient]) ?? 0
+    }
+
+    static func readSeq(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
+        try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
+    }
+
+    static func unreadCount(_ recipient: Int64, readSeq: Int64, on c: SQLiteConnection) throws -> Int {
+        Int(
+            try c.scalar(
+                """
+                SELECT (SELECT COUNT(*) FROM notifications WHERE recipient = ?1 AND seq > ?2)
+                    + (SELECT COUNT(*) FROM recent_notifications WHERE recipient = ?1 AND seq > ?2)
+                """, [recipient, readSeq]) ?? 0)
+    }
+
+    /// Decodes rows selected with `select`.
+    static func decode(_ rows: some Sequence<Row>, readSeq: Int64) throws -> [Graph.Notification] {
+        try rows.map { r in
+            let seq = try r.int64("seq")
+            let type = NotificationType(rawValue: try r.int64("type")) ?? .post
+            let post = try r.optionalString("post_id").map {
+                Graph.Notification.PostRef(id: $0, thumbnailURL: try r.optionalString("thumbnail_url") ?? "")
+            }
+            return Graph.Notification(
+                id: NotificationWriter.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.name,
+                detail: try r.optionalString("detail"), createdAt: Timestamp.format(ms: try r.int64("created_at")),
+                read: seq <= readSeq, actorId: try r.string("actor_id"), post: post,
+                followState: type == .follow ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)
+        }
+    }
+
+    func list(recipientId: String, page: PageRequest) async throws -> Graph.ListNotifications.Reply {
+        let before = try PageCursor.decode(page.cursor, list: "notifications", owner: recipientId) ?? Int64.max
+        let limit = page.clampedLimit
+        return try await database.read { c in
+            try c.snapshot {
+                guard let recipient = try Keys.existingUser(recipientId, on: c) else {
+                    return .init(items: [], nextCursor: nil, unreadCount: 0)
+                }
+                let read = try Self.readSeq(recipient, on: c)
+                let rows = try c.query(
+                    "\(Self.select) WHERE n.recipient = ? AND n.seq < ? ORDER BY n.seq DESC LIMIT ?",
+                    [recipient, before, limit + 1])
+                let items = try Self.decode(rows.prefix(limit), readSeq: read)
+                return .init(
+                    items: items,
+                    nextCursor: rows.count > limit
+                        ? items.last.map { PageCursor.encode(list: "notifications", owner: recipientId, key: $0.seq) }
+                        : nil,
+                    unreadCount: try Self.unreadCount(recipient, readSeq: read, on: c))
+            }
+        }
+    }
+
+    func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Graph.NotificationsSince.Reply {
+        try await database.read { c in
+            try c.snapshot {
+                guard let recipient = try Keys.existingUser(recipientId, on: c) else { return .init(items: [], headSeq: 0) }
+                let rows = try c.query(
+                    "\(Self.select) WHERE n.recipient = ? AND n.seq > ? ORDER BY n.seq LIMIT ?",
+                    [recipient, afterSeq, min(max(limit, 1), 1_000)])
+                return .init(
+                    items: try Self.decode(rows, readSeq: try Self.readSeq(recipient, on: c)),
+                    headSeq: try Self.head(recipient, on: c))
+            }
+        }
+    }
+
+    func markRead(recipientId: String, upToSeq: Int64) async throws -> Int {
+        try await database.write { tx in
+            let c = tx.connection
+            guard let recipient = try Keys.existingUser(recipientId, on: c) else { return 0 }
+            let head = try Self.head(recipient, on: c)
+            try tx.query(
+                """
+                INSERT INTO recipients(recipient, read_seq) VALUES (?1, ?2)
+                ON CONFLICT(recipient) DO UPDATE SET read_seq = MAX(read_seq, excluded.read_seq)
+                """, [recipient, min(upToSeq, head)])
+            return try Self.unreadCount(recipient, readSeq: try Self.readSeq(recipient, on: c), on: c)
+        }
+    }
+
+    func streamStart(recipientId: String) async throws -> Graph.StreamStart.Reply {
+        if let known = try await database.read({ c -> Graph.StreamStart.Reply? in
+            try c.snapshot {
+                guard let key = try Keys.existingUser(recipientId, on: c) else { return nil }
+                return .init(recipientKey: key, headSeq: try Self.head(key, on: c))
+            }
+        }) {
+            return known
+        }
+        return try await database.write { tx in
+            let key = try Keys.user(recipientId, in: tx)
+            return .init(recipientKey: key, headSeq: try Self.head(key, on: tx.connection))
+        }
+    }
+
+    func heads(recipientKeys: [Int64]) async throws -> [Int64] {
+        try await database.read { c in
+            try c.snapshot { try recipientKeys.map { try Self.head($0, on: c) } }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Shared
+
+/// Likes and comments: `profile.set_like`, `profile.list_likes`, `profile.add_comment`,
+/// `profile.list_comments`.
+struct EngagementHandlers: Sendable {
+    let users: any ProfileStore
+    let engagement: any EngagementStore
+
+    func register(on host: ServiceHost) {
+        host.on(Profile.SetLike.self) { request, _ in
+            guard try await users.user(id: request.userId) != nil else { throw ServiceError.notFound("user") }
+            return try await engagement.setLike(postId: request.postId, userId: request.userId, liked: request.liked)
+        }
+        host.on(Profile.ListLikes.self) { request, _ in
+            try await engagement.likes(postId: request.postId, page: request.page)
+        }
+        host.on(Profile.AddComment.self) { request, _ in try await addComment(request) }
+        host.on(Profile.ListComments.self) { request, _ in
+            try await engagement.comments(postId: request.postId, page: request.page)
+        }
+    }
+
+    /// Adds a comment (trimmed). - Throws: 400 `text`, 404 for an unknown post or user.
+    func addComment(_ request: Profile.AddComment.Request) async throws -> Profile.Comment {
+        if let e = ProfileRules.commentText(request.text) { throw ServiceError.validation([e]) }
+        guard let author = try await users.user(id: request.userId) else { throw ServiceError.notFound("user") }
+        return try await engagement.addComment(
+            NewComment(
+                id: RandomID.make(), postId: request.postId, authorId: author.id,
+                text: request.text.trimmingCharacters(in: .whitespacesAndNewlines), createdAt: Timestamp.now()))
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import Shared
+
+/// Posts: `profile.create_post`, `profile.get_post`, `profile.delete_post`, `profile.list_posts`.
+struct PostHandlers: Sendable {
+    let users: any ProfileStore
+    let posts: any PostStore
+
+    func register(on host: ServiceHost) {
+        host.on(Profile.CreatePost.self) { request, _ in try await createPost(request) }
+        host.on(Profile.GetPost.self) { request, _ in
+            guard let post = try await posts.post(id: request.postId, viewerId: request.viewerId) else {
+                throw ServiceError.notFound("post")
+            }
+            return post
+        }
+        host.on(Profile.DeletePost.self) { request, _ in
+            try await posts.delete(id: request.postId, by: request.userId)
+            return Empty()
+        }
+        host.on(Profile.ListPosts.self) { request, _ in
+            guard let key = Username.lookupKey(request.username), let user = try await users.users(usernames: [key])[key]
+            else {
+                throw ServiceError.notFound("user")
+            }
+            return try await posts.page(
+                userId: user.id, tagged: request.tagged, viewerId: request.viewerId, page: request.page)
+        }
+    }
+
+    /// Validates every field and stores the post with its tags.
+    /// - Throws: 400 with every field error (`taggedUsernames` `unknown_user` names the unknown
+    ///   ones), 404 for an unknown owner.
+    func createPost(_ request: Profile.CreatePost.Request) async throws -> Profile.Post {
+        var errors: [FieldError] = []
+        if let e = ProfileRules.postType(request.postType) { errors.append(e) }
+        if let e = ProfileRules.url(request.mediaURL, field: "mediaURL") { errors.append(e) }
+        if let e = ProfileRules.url(request.thumbnailURL, field: "thumbnailURL") { errors.append(e) }
+        let caption = request.caption ?? ""
+        if let e = ProfileRules.caption(caption) { errors.append(e) }
+        var names: [String] = []
+        for typed in request.taggedUsernames {
+            let trimmed = typed.trimmingCharacters(in: .whitespaces)
+            let name = Username.lookupKey(trimmed) ?? trimmed  // a name no account can have stays as typed: unknown
+            if names.contains(name) { continue }
+            names.append(name)
+        }
+        if names.count > ProfileRules.maxTagged {
+            errors.append(
+                FieldError(
+                    field: "taggedUsernames", code: "too_many", message: "at most \(ProfileRules.maxTagged) tagged users"))
+            names = []
+        }
+        guard let owner = try await users.user(id: request.ownerId) else { throw ServiceError.notFound("user") }
+        let tagged = try await users.users(usernames: names)
+        let unknown = names.filter { tagged[$0] == nil }
+        if !unknown.isEmpty {
+            errors.append(
+                FieldError(
+                    field: "taggedUsernames", code: "unknown_user", message: "unknown: \(unknown.joined(separator: ", "))"))
+        }
+        guard errors.isEmpty else { throw ServiceError.validation(errors) }
+        return try await posts.create(
+            NewPost(
+                id: RandomID.make(), ownerId: owner.id, postType: request.postType, mediaURL: request.mediaURL,
+                thumbnailURL: request.thumbnailURL, caption: caption, taggedUserIds: names.compactMap { tagged[$0]?.id },
+                createdAt: Timestamp.now()))
+    }
+}

@@ -1,0 +1,127 @@
+import Shared
+
+/// A comment about to be stored.
+struct NewComment: Sendable {
+    var id: String
+    var postId: String
+    var authorId: String
+    var text: String
+    /// RFC 3339.
+    var createdAt: String
+}
+
+/// Likes and comments (`likes`, `comments`, and the counters on `posts`): every statement on
+/// those tables. Counters change in the same transaction as the rows they count, and only on a
+/// real change, which is also when the event is emitted.
+protocol EngagementStore: Sendable {
+    /// Likes or unlikes (idempotent); emits `profile.post.liked` / `profile.post.unliked` on a
+    /// real change. - Throws: 404 for an unknown post.
+    func setLike(postId: String, userId: String, liked: Bool) async throws -> Profile.SetLike.Reply
+
+    /// The users who liked a post, newest like first (unknown users left out).
+    /// - Throws: 404 for an unknown post, 400 `invalid_cursor`.
+    func likes(postId: String, page: PageRequest) async throws -> Page<PublicUser>
+
+    /// Adds a comment and emits `profile.post.commented`. - Throws: 404 for an unknown post.
+    func addComment(_ comment: NewComment) async throws -> Profile.Comment
+
+    /// A post's comments, oldest first. - Throws: 404 for an unknown post, 400 `invalid_cursor`.
+    func comments(postId: String, page: PageRequest) async throws -> Page<Profile.Comment>
+}
+
+/// `EngagementStore` on SQLite.
+struct SQLiteEngagementStore: EngagementStore {
+    let database: Database
+
+    func setLike(postId: String, userId: String, liked: Bool) async throws -> Profile.SetLike.Reply {
+        try await database.write { tx in
+            guard let post = try PostRecord.byId(postId, on: tx.connection) else { throw ServiceError.notFound("post") }
+            if liked {
+                try tx.query("INSERT OR IGNORE INTO likes(post_seq, user_id) VALUES (?, ?)", [post.seq, userId])
+                if tx.connection.changes > 0 {
+                    try tx.query("UPDATE posts SET like_count = like_count + 1 WHERE seq = ?", [post.seq])
+                    try tx.emit(
+                        Profile.PostLiked(
+                            postId: post.id, ownerId: post.ownerId, userId: userId, thumbnailURL: post.thumbnailURL,
+                            postType: post.postType))
+                }
+            } else {
+                try tx.query("DELETE FROM likes WHERE post_seq = ? AND user_id = ?", [post.seq, userId])
+                if tx.connection.changes > 0 {
+                    try tx.query("UPDATE posts SET like_count = like_count - 1 WHERE seq = ?", [post.seq])
+                    try tx.emit(Profile.PostUnliked(postId: post.id, ownerId: post.ownerId, userId: userId))
+                }
+            }
+            let count = try tx.connection.scalar("SELECT like_count FROM posts WHERE seq = ?", [post.seq]) ?? 0
+            return .init(liked: liked, likeCount: Int(count))
+        }
+    }
+
+    func likes(postId: String, page: PageRequest) async throws -> Page<PublicUser> {
+        let after = try PageCursor.decode(page.cursor, list: "likes", owner: postId) ?? Int64.max
+        let limit = page.clampedLimit
+        return try await database.read { c in
+            guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
+            let rows = try c.query(
+                "SELECT seq, user_id FROM likes WHERE post_seq = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+                [post.seq, after, limit + 1])
+            let page = Array(rows.prefix(limit))
+            let ids = try page.map { try $0.string("user_id") }
+            let users = try SQLiteProfileStore.records(ids: ids, on: c)
+            return Page(
+                items: ids.compactMap { users[$0]?.publicUser },
+                nextCursor: rows.count > limit
+                    ? try page.last.map { PageCursor.encode(list: "likes", owner: postId, key: try $0.int64("seq")) }
+                    : nil)
+        }
+    }
+
+    func addComment(_ comment: NewComment) async throws -> Profile.Comment {
+        try await database.write { tx in
+            guard let post = try PostRecord.byId(comment.postId, on: tx.connection) else {
+                throw ServiceError.notFound("post")
+            }
+            try tx.query(
+                "INSERT INTO comments(id, post_seq, user_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                [comment.id, post.seq, comment.authorId, comment.text, comment.createdAt])
+            try tx.query("UPDATE posts SET comment_count = comment_count + 1 WHERE seq = ?", [post.seq])
+            try tx.emit(
+                Profile.PostCommented(
+                    postId: post.id, ownerId: post.ownerId, userId: comment.authorId, commentId: comment.id,
+                    text: comment.text, thumbnailURL: post.thumbnailURL))
+            let author =
+                try SQLiteProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
+                ?? PublicUser(id: comment.authorId, username: "", name: "", bio: "", profilePhotoURL: nil)
+            return Profile.Comment(
+                id: comment.id, postId: post.id, author: author, text: comment.text, createdAt: comment.createdAt)
+        }
+    }
+
+    func comments(postId: String, page: PageRequest) async throws -> Page<Profile.Comment> {
+        let after = try PageCursor.decode(page.cursor, list: "comments", owner: postId) ?? 0
+        let limit = page.clampedLimit
+        return try await database.read { c in
+            guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
+            let rows = try c.query(
+                """
+                SELECT seq, id, user_id, text, created_at FROM comments
+                WHERE post_seq = ? AND seq > ? ORDER BY seq LIMIT ?
+                """, [post.seq, after, limit + 1])
+            let page = Array(rows.prefix(limit))
+            let users = try SQLiteProfileStore.records(ids: try page.map { try $0.string("user_id") }, on: c)
+            let items = try page.map { r in
+                let authorId = try r.string("user_id")
+                return Profile.Comment(
+                    id: try r.string("id"), postId: post.id,
+                    author: users[authorId]?.publicUser
+                        ?? PublicUser(id: authorId, username: "", name: "", bio: "", profilePhotoURL: nil),
+                    text: try r.string("text"), createdAt: try r.string("created_at"))
+            }
+            return Page(
+                items: items,
+                nextCursor: rows.count > limit
+                    ? try page.last.map { PageCursor.encode(list: "comments", owner: postId, key: try $0.int64("seq")) }
+                    : nil)
+        }
+    }
+}

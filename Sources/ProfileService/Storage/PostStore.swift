@@ -1,0 +1,169 @@
+import Shared
+
+/// One `posts` row.
+struct PostRecord: Sendable, RowDecodable {
+    var seq: Int64
+    var id: String
+    var ownerId: String
+    var postType: String
+    var mediaURL: String
+    var thumbnailURL: String
+    var caption: String
+    var createdAt: String
+    var likeCount: Int
+    var commentCount: Int
+
+    static let columns =
+        "p.seq, p.id, p.owner_id, p.post_type, p.media_url, p.thumbnail_url, p.caption, p.created_at, p.like_count, p.comment_count"
+
+    init(row: Row) throws {
+        seq = try row.int64("seq")
+        id = try row.string("id")
+        ownerId = try row.string("owner_id")
+        postType = try row.string("post_type")
+        mediaURL = try row.string("media_url")
+        thumbnailURL = try row.string("thumbnail_url")
+        caption = try row.string("caption")
+        createdAt = try row.string("created_at")
+        likeCount = try row.int("like_count")
+        commentCount = try row.int("comment_count")
+    }
+
+    /// The post by `id` on `c`, or nil.
+    static func byId(_ id: String, on c: SQLiteConnection) throws -> PostRecord? {
+        try c.queryOne(PostRecord.self, "SELECT \(columns) FROM posts p WHERE p.id = ?", [id])
+    }
+}
+
+/// A post about to be stored.
+struct NewPost: Sendable {
+    var id: String
+    var ownerId: String
+    var postType: String
+    var mediaURL: String
+    var thumbnailURL: String
+    var caption: String
+    /// In the order they were named.
+    var taggedUserIds: [String]
+    /// RFC 3339.
+    var createdAt: String
+}
+
+/// Posts and their tags (`posts`, `post_tags`): every statement on those tables.
+protocol PostStore: Sendable {
+    /// Stores a post with its tags and emits `profile.post.created`, in one transaction.
+    /// - Returns: the post as its owner sees it.
+    func create(_ post: NewPost) async throws -> Profile.Post
+
+    /// The post as `viewerId` sees it (`likedByMe`), or nil.
+    func post(id: String, viewerId: String) async throws -> Profile.Post?
+
+    /// Deletes the post with its likes, comments and tags, and emits `profile.post.deleted`.
+    /// - Throws: 404 for an unknown post, 403 `forbidden` unless `userId` owns it.
+    func delete(id: String, by userId: String) async throws
+
+    /// A page of `userId`'s posts (or, with `tagged`, of posts tagging them), newest first, as
+    /// `viewerId` sees them. - Throws: 400 `invalid_cursor`.
+    func page(userId: String, tagged: Bool, viewerId: String, page: PageRequest) async throws -> Page<Profile.Post>
+
+    /// How many posts `userId` has.
+    func count(ownerId: String) async throws -> Int
+}
+
+/// `PostStore` on SQLite.
+struct SQLitePostStore: PostStore {
+    let database: Database
+
+    func create(_ post: NewPost) async throws -> Profile.Post {
+        try await database.write { tx in
+            try tx.query(
+                """
+                INSERT INTO posts(id, owner_id, post_type, media_url, thumbnail_url, caption, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [post.id, post.ownerId, post.postType, post.mediaURL, post.thumbnailURL, post.caption, post.createdAt])
+            let seq = tx.connection.lastInsertRowID
+            for (position, userId) in post.taggedUserIds.enumerated() {
+                try tx.query(
+                    "INSERT INTO post_tags(post_seq, user_id, position) VALUES (?, ?, ?)", [seq, userId, position])
+            }
+            try tx.emit(
+                Profile.PostCreated(
+                    postId: post.id, ownerId: post.ownerId, thumbnailURL: post.thumbnailURL,
+                    taggedUserIds: post.taggedUserIds, createdAt: post.createdAt))
+            guard let record = try PostRecord.byId(post.id, on: tx.connection) else {
+                throw ServiceError.internal("post vanished")
+            }
+            return try Self.render([record], viewerId: post.ownerId, on: tx.connection)[0]
+        }
+    }
+
+    func post(id: String, viewerId: String) async throws -> Profile.Post? {
+        try await database.read { c in
+            guard let record = try PostRecord.byId(id, on: c) else { return nil }
+            return try Self.render([record], viewerId: viewerId, on: c).first
+        }
+    }
+
+    func delete(id: String, by userId: String) async throws {
+        try await database.write { tx in
+            guard let post = try PostRecord.byId(id, on: tx.connection) else { throw ServiceError.notFound("post") }
+            guard post.ownerId == userId else { throw ServiceError.forbidden("only the owner can delete a post") }
+            try tx.query("DELETE FROM likes WHERE post_seq = ?", [post.seq])
+            try tx.query("DELETE FROM comments WHERE post_seq = ?", [post.seq])
+            try tx.query("DELETE FROM post_tags WHERE post_seq = ?", [post.seq])
+            try tx.query("DELETE FROM posts WHERE seq = ?", [post.seq])
+            try tx.emit(Profile.PostDeleted(postId: post.id, ownerId: post.ownerId))
+        }
+    }
+
+    func page(userId: String, tagged: Bool, viewerId: String, page: PageRequest) async throws -> Page<Profile.Post> {
+        let list = tagged ? "tagged" : "posts"
+        let after = try PageCursor.decode(page.cursor, list: list, owner: userId) ?? Int64.max
+        let limit = page.clampedLimit
+        return try await database.read { c in
+            try c.snapshot {
+                let sql =
+                    tagged
+                    ? """
+                    SELECT \(PostRecord.columns) FROM post_tags t JOIN posts p ON p.seq = t.post_seq
+                    WHERE t.user_id = ? AND t.post_seq < ? ORDER BY t.post_seq DESC LIMIT ?
+                    """
+                    : "SELECT \(PostRecord.columns) FROM posts p WHERE p.owner_id = ? AND p.seq < ? ORDER BY p.seq DESC LIMIT ?"
+                let rows = try c.query(PostRecord.self, sql, [userId, after, limit + 1])
+                let items = Array(rows.prefix(limit))
+                return Page(
+                    items: try Self.render(items, viewerId: viewerId, on: c),
+                    nextCursor: rows.count > limit
+                        ? items.last.map { PageCursor.encode(list: list, owner: userId, key: $0.seq) } : nil)
+            }
+        }
+    }
+
+    func count(ownerId: String) async throws -> Int {
+        try await database.read { Int(try $0.scalar("SELECT COUNT(*) FROM posts WHERE owner_id = ?", [ownerId]) ?? 0) }
+    }
+
+    /// Builds `Post`s: owner and tagged users from the replica, `likedByMe` for `viewerId`. A user
+    /// the replica does not know (yet) is shown with an empty profile rather than dropping the post.
+    static func render(_ records: [PostRecord], viewerId: String, on c: SQLiteConnection) throws -> [Profile.Post] {
+        var tags: [Int64: [String]] = [:]
+        for r in records {
+            tags[r.seq] = try c.query("SELECT user_id FROM post_tags WHERE post_seq = ? ORDER BY position", [r.seq])
+                .map { try $0.string("user_id") }
+        }
+        let ids = records.map(\.ownerId) + tags.values.flatMap { $0 }
+        let users = try SQLiteProfileStore.records(ids: ids, on: c)
+        func user(_ id: String) -> PublicUser {
+            users[id]?.publicUser ?? PublicUser(id: id, username: "", name: "", bio: "", profilePhotoURL: nil)
+        }
+        return try records.map { r in
+            Profile.Post(
+                id: r.id, owner: user(r.ownerId), postType: r.postType, mediaURL: r.mediaURL,
+                thumbnailURL: r.thumbnailURL, caption: r.caption, taggedUsers: (tags[r.seq] ?? []).map(user),
+                likeCount: r.likeCount, commentCount: r.commentCount,
+                likedByMe: try c.exists("SELECT 1 FROM likes WHERE post_seq = ? AND user_id = ?", [r.seq, viewerId]),
+                createdAt: r.createdAt)
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Shared
+
+/// ProfileService's tables (migrations, oldest first).
+///
+/// - `identities`: the replica of AuthService's accounts (`IdentityReplica`, emails kept: the
+///   owner sees theirs).
+/// - `profiles`: the fields ProfileService owns, one row per account (created when the account
+///   enters the replica), and the `saveOriginalPosts` setting.
+/// - `posts`: `seq` is a monotonic INTEGER key (AUTOINCREMENT: never reused) that orders the
+///   grid and the tagged tab and makes their cursors; `id` is the public random id. Like and
+///   comment counters change in the same transaction as the rows they count.
+/// - `post_tags`, `likes`, `comments`: keyed by the post's `seq`; `likes.seq` and
+///   `comments.seq` order and page those lists.
+enum ProfileSchema {
+    /// The migrations from before they were named (`user_version` 1).
+    static let legacy = [
+        Migration(
+            "profile.1-users-posts",
+            """
+            CREATE TABLE users(
+                id TEXT PRIMARY KEY,
+                username TEXT NOT NULL,
+                email TEXT NOT NULL,
+                version INTEGER NOT NULL,
+                name TEXT NOT NULL DEFAULT '',
+                bio TEXT NOT NULL DEFAULT '',
+                photo_url TEXT,
+                phone TEXT,
+                gender TEXT,
+                birth_date TEXT,
+                join_date TEXT NOT NULL,
+                save_original_posts INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX users_username ON users(username);
+            CREATE TABLE posts(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                owner_id TEXT NOT NULL,
+                post_type TEXT NOT NULL,
+                media_url TEXT NOT NULL,
+                thumbnail_url TEXT NOT NULL,
+                caption TEXT NOT NULL,
+                created_at TEXT NOT NULL,
+                like_count INTEGER NOT NULL DEFAULT 0,
+                comment_count INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX posts_owner ON posts(owner_id, seq);
+            CREATE TABLE post_tags(
+                post_seq INTEGER NOT NULL,
+                user_id TEXT NOT NULL,
+                position INTEGER NOT NULL,
+                PRIMARY KEY(post_seq, user_id));
+            CREATE INDEX post_tags_user ON post_tags(user_id, post_seq);
+            CREATE TABLE likes(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                post_seq INTEGER NOT NULL,
+                user_id TEXT NOT NULL,
+                UNIQUE(post_seq, user_id));
+            CREATE TABLE comments(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                id TEXT NOT NULL UNIQUE,
+                post_seq INTEGER NOT NULL,
+                user_id TEXT NOT NULL,
+                text TEXT NOT NULL,
+                created_at TEXT NOT NULL);
+            CREATE INDEX comments_post ON comments(post_seq, seq);
+            """)
+    ]
+
+    static let migrations =
+        legacy + IdentityReplica.migrations + [
+            // The identity columns move to the shared replica; a username two rows still share
+            // (one of them renamed, its event not applied yet) is left unknown on both until
+            // an event or a lookup brings the current one.
+            Migration(
+                "profile.2-profiles-from-users",
+                """
+                INSERT INTO identities(id, username, email, version)
+                SELECT id, CASE WHEN (SELECT COUNT(*) FROM users o WHERE o.username = u.username) > 1
+                    THEN NULL ELSE username END, email, version
+                FROM users u;
+                CREATE TABLE profiles(
+                    id TEXT PRIMARY KEY,
+                    name TEXT NOT NULL DEFAULT '',
+                    bio TEXT NOT NULL DEFAULT '',
+                    photo_url TEXT,
+                    phone TEXT,
+                    gender TEXT,
+                    birth_date TEXT,
+                    join_date TEXT NOT NULL,
+                    save_original_posts INTEGER NOT NULL DEFAULT 0);
+                INSERT INTO profiles(id, name, bio, photo_url, phone, gender, birth_date, join_date, save_original_posts)
+                SELECT id, name, bio, photo_url, phone, gender, birth_date, join_date, save_original_posts FROM users;
+                DROP TABLE users;
+                """),
+            // profile.2 left both rows of a shared username without it but kept their versions,
+            // and the name's rightful owner may have that very version at AuthService: a lookup
+            // or event of the same version is not newer, so the name never came back and the
+            // account read as unknown (404) until its identity changed again. Version 0 lets the
+            // next lookup or event of such a row restore it.
+            Migration(
+                "profile.3-unnamed-identities-refreshable",
+                "UPDATE identities SET version = 0 WHERE username IS NULL"),
+        ]
+}

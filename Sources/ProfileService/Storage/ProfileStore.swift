@@ -1,0 +1,152 @@
+import Shared
+
+/// Changes to a profile's own fields: nil = unchanged; `clear` sets the named optional fields
+/// (`phone`, `gender`, `birthDate`, `profilePhotoURL`) to null.
+struct ProfileChanges: Sendable {
+    var name: String?
+    var bio: String?
+    var profilePhotoURL: String?
+    var phone: String?
+    var gender: String?
+    var birthDate: String?
+    var clear: Set<String> = []
+}
+
+/// Accounts as ProfileService knows them (`identities` through the replica, and `profiles`):
+/// every statement on `profiles`. Lookups that miss the replica ask AuthService once.
+protocol ProfileStore: Sendable {
+    /// The account with `id`, or nil when AuthService does not know it either.
+    /// - Throws: `ServiceError` 503/504 when AuthService must be asked and cannot answer.
+    func user(id: String) async throws -> UserRecord?
+
+    /// Accounts by id (unknown ids left out).
+    func users(ids: [String]) async throws -> [String: UserRecord]
+
+    /// Accounts by username, keyed by `Username.lookupKey` (unknown names left out).
+    func users(usernames: [String]) async throws -> [String: UserRecord]
+
+    /// Stores the identity (if newer) and the registration's profile fields; idempotent.
+    func createProfile(_ identity: Identity, name: String?, birthDate: String?, gender: String?) async throws
+        -> UserRecord
+
+    /// Applies a new identity (after a rename through AuthService) and the profile changes in
+    /// one transaction; emits `profile.user.changed` when the public profile changed.
+    /// - Throws: 404 when the account has no profile.
+    func update(userId: String, identity: Identity?, _ changes: ProfileChanges) async throws -> UserRecord
+
+    /// Sets the `saveOriginalPosts` setting. - Returns: the account, or nil when unknown.
+    func setSaveOriginalPosts(userId: String, _ value: Bool) async throws -> UserRecord?
+}
+
+/// `ProfileStore` on SQLite.
+struct SQLiteProfileStore: ProfileStore {
+    let database: Database
+    let replica: IdentityReplica
+
+    /// The identity replica, creating an account's profile row (joined at the time the account
+    /// was first seen) in the same transaction as its identity.
+    static func replica(database: Database, auth: RPCClient) -> IdentityReplica {
+        IdentityReplica(database: database, auth: auth, keepsEmail: true) { id, time, tx in
+            try tx.query("INSERT OR IGNORE INTO profiles(id, join_date) VALUES (?, ?)", [id, time])
+        }
+    }
+
+    /// Accounts by id from one connection (unknown ids, or names lost to a newer owner, left out).
+    static func records(ids: [String], on c: SQLiteConnection) throws -> [String: UserRecord] {
+        var found: [String: UserRecord] = [:]
+        for id in Set(ids) {
+            if let u = try c.queryOne(
+                UserRecord.self, "\(UserRecord.select) WHERE i.id = ? AND i.username IS NOT NULL", [id])
+            {
+                found[id] = u
+            }
+        }
+        return found
+    }
+
+    func user(id: String) async throws -> UserRecord? {
+        try await users(ids: [id])[id]
+    }
+
+    func users(ids: [String]) async throws -> [String: UserRecord] {
+        let unique = Array(Set(ids))
+        if unique.isEmpty { return [:] }
+        let found = try await database.read { try Self.records(ids: unique, on: $0) }
+        if found.count == unique.count { return found }
+        try await replica.refresh(ids: unique.filter { found[$0] == nil }, usernames: [])
+        return try await database.read { try Self.records(ids: unique, on: $0) }
+    }
+
+    func users(usernames: [String]) async throws -> [String: UserRecord] {
+        let names = Array(Set(usernames.compactMap(Username.lookupKey)))
+        if names.isEmpty { return [:] }
+        let read: @Sendable (SQLiteConnection) throws -> [String: UserRecord] = { c in
+            var found: [String: UserRecord] = [:]
+            for name in names {
+                if let u = try c.queryOne(UserRecord.self, "\(UserRecord.select) WHERE i.username = ?", [name]) {
+                    found[name] = u
+                }
+            }
+            return found
+        }
+        let found = try await database.read(read)
+        if found.count == names.count { return found }
+        try await replica.refresh(ids: [], usernames: names.filter { found[$0] == nil })
+        return try await database.read(read)
+    }
+
+    func createProfile(_ identity: Identity, name: String?, birthDate: String?, gender: String?) async throws
+        -> UserRecord
+    {
+        let replica = self.replica
+        return try await database.write { tx in
+            try replica.apply(identity, in: tx)
+            try tx.query(
+                """
+                UPDATE profiles SET name = COALESCE(?, name), birth_date = COALESCE(?, birth_date),
+                    gender = COALESCE(?, gender) WHERE id = ?
+                """, [name, birthDate, gender, identity.id])
+            guard let user = try Self.records(ids: [identity.id], on: tx.connection)[identity.id] else {
+                throw ServiceError.internal("profile vanished")
+            }
+            return user
+        }
+    }
+
+    func update(userId: String, identity: Identity?, _ changes: ProfileChanges) async throws -> UserRecord {
+        let replica = self.replica
+        return try await database.write { tx in
+            guard let before = try Self.records(ids: [userId], on: tx.connection)[userId] else {
+                throw ServiceError.notFound("user")
+            }
+            if let identity { try replica.apply(identity, in: tx) }
+            // Each column: cleared, set, or left as it is.
+            func value(_ key: String, _ new: String?, _ old: String?) -> String? {
+                changes.clear.contains(key) ? nil : (new ?? old)
+            }
+            try tx.query(
+                """
+                UPDATE profiles SET name = ?, bio = ?, photo_url = ?, phone = ?, gender = ?, birth_date = ?
+                WHERE id = ?
+                """,
+                [
+                    changes.name ?? before.name, changes.bio ?? before.bio,
+                    value("profilePhotoURL", changes.profilePhotoURL, before.profilePhotoURL),
+                    value("phone", changes.phone, before.phone), value("gender", changes.gender, before.gender),
+                    value("birthDate", changes.birthDate, before.birthDate), userId,
+                ])
+            guard let after = try Self.records(ids: [userId], on: tx.connection)[userId] else {
+                throw ServiceError.notFound("user")
+            }
+            if after.publicUser != before.publicUser { try tx.emit(Profile.ProfileChanged(user: after.publicUser)) }
+            return after
+        }
+    }
+
+    func setSaveOriginalPosts(userId: String, _ value: Bool) async throws -> UserRecord? {
+        try await database.write { tx in
+            try tx.query("UPDATE profiles SET save_original_posts = ? WHERE id = ?", [value, userId])
+            return try Self.records(ids: [userId], on: tx.connection)[userId]
+        }
+    }
+}

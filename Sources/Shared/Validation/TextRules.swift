@@ -1,0 +1,30 @@
+/// Building blocks for the field rules each service keeps for the fields it owns: every rule
+/// returns nil when the value is acceptable, or the `FieldError` to report, so a request with
+/// several bad fields reports them all at once (`ServiceError.validation`).
+public enum TextRules {
+    /// Whether `scalar` is a C0 control (U+0000–U+001F), DEL (U+007F) or a C1 control
+    /// (U+0080–U+009F) (Unicode general category Cc).
+    public static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
+    }
+
+    /// Refuses control characters (see `isControl`), except `\n` when `allowNewline` (bio,
+    /// caption and comment text are multi-line).
+    /// - Returns: `invalid_field` naming the first one found, or nil.
+    public static func noControlCharacters(_ value: String, field: String, allowNewline: Bool = false) -> FieldError? {
+        guard let bad = value.unicodeScalars.first(where: { isControl($0) && !(allowNewline && $0 == "\n") }) else {
+            return nil
+        }
+        let code = String(bad.value, radix: 16, uppercase: true)
+        return FieldError(
+            field: field, code: "invalid_field",
+            message: "must not contain control characters (found U+\(String(repeating: "0", count: 4 - code.count))\(code))"
+        )
+    }
+
+    /// Refuses a value longer than `max` characters (extended grapheme clusters, what a user
+    /// counts), with code `too_long`.
+    public static func maxLength(_ value: String, _ max: Int, field: String) -> FieldError? {
+        value.count <= max ? nil : FieldError(field: field, code: "too_long", message: "must be at most \(max) characters")
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import Shared
+import Testing
+
+@testable import Gateway
+
+/// The strict request-body parser and the response writer.
+@Suite struct JSONTests {
+    func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
+
+    @Test func parsesRFC8259Values() throws {
+        let v = try parse(#" {"a": [1, -2.5e3, true, false, null, "x\u00e9\ud83d\ude00\n"], "b": {}} "#)
+        guard case .object(let o) = v, case .array(let items)? = o["a"] else {
+            Issue.record("not an object with an array")
+            return
+        }
+        #expect(items == [.number("1"), .number("-2.5e3"), .bool(true), .bool(false), .null, .string("xé😀\n")])
+        #expect(o["b"] == .object(JSONObject(members: [])))
+    }
+
+    @Test func refusesWhatRFC8259Refuses() {
+        for bad in [
+            "", "{", "{\"a\":1,}", "[1,]", "01", "1.", ".5", "-", "+1", "'a'", "{a:1}", "\"\t\"", "\"\\x\"", "nul",
+            "[1] [2]", "\"\\ud800\"", "\"\\udc00x\"", "{\"a\" 1}", "1e", "[\"\u{1}\"]",
+        ] {
+            #expect(throws: JSONParseError.self, "\(bad)") { _ = try parse(bad) }
+        }
+    }
+
+    @Test func aRepeatedMemberNameIsNamed() {
+        do {
+            _ = try parse(#"{"upToSeq": 1, "x": {"upToSeq": 2}, "upToSeq": 3}"#)
+            Issue.record("accepted a duplicate")
+        } catch let e as JSONParseError {
+            #expect(e.duplicateName == "upToSeq")
+        } catch {
+            Issue.record("\(error)")
+        }
+    }
+
+    @Test func nestingIsBounded() {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParseError.self) { _ = try parse(deep) }
+        #expect(throws: Never.self) { _ = try parse(String(repeating: "[", count: 60) + String(repeating: "]", count: 60)) }
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        #expect(throws: JSONParseError.self) { _ = try JSONParser.parse([0x22, 0xff, 0xfe, 0x22]) }
+    }
+
+    /// Integers out of range, fractions and exponents get one answer whatever the number's size.
+    @Test func numbersOutOfRangeGetTheSameAnswerWhateverTheirSize() throws {
+        let request = { (body: String) in
+            HTTPRequest(
+                method: "POST", path: "/", rawQuery: nil,
+                headers: HTTPHeaders(fields: [("content-type", "application/json")]), body: Array(body.utf8),
+                peerAddress: "127.0.0.1")
+        }
+        var messages = Set<String>()
+        for n in ["-1", "9007199254740992", "99999999999999999999999999", "1e400", "1.5", "1e2", "-0.0"] {
+            let body = try JSONBody(request(#"{"upToSeq": \#(n)}"#))
+            do {
+                _ = try body.int("upToSeq", in: 0...9_007_199_254_740_991)
+                Issue.record("accepted \(n)")
+            } catch let p as Problem {
+                #expect(p.status == 400 && p.code == "invalid_field" && p.errors?.first?.field == "upToSeq")
+                messages.insert(p.detail)
+            }
+        }
+        #expect(messages.count == 1)
+        #expect(
+            try JSONBody(request(#"{"upToSeq": 9007199254740991}"#)).int("upToSeq", in: 0...9_007_199_254_740_991)
+                == 9_007_199_254_740_991)
+    }
+
+    struct Shape: Encodable {
+        var name: String
+        var photo: String?
+        var tags: [String]
+        var nested: Inner?
+        var count: Int
+        var ratio: Double
+        struct Inner: Encodable {
+            var ok: Bool
+            var none: Int?
+        }
+    }
+
+    @Test func theWriterWritesEveryMemberNullsIncludedInOrder() throws {
+        let bytes = try JSONWriter.encode(
+            Shape(
+                name: "a\"b\\c\n\u{1}/é", photo: nil, tags: ["x", ""], nested: .init(ok: true, none: nil), count: -3, ratio: 0.5))
+        #expect(
+            String(decoding: bytes, as: UTF8.self)
+                == #"{"name":"a\"b\\c\n\u0001/é","photo":null,"tags":["x",""],"nested":{"ok":true,"none":null},"count":-3,"ratio":0.5}"#
+        )
+        let empty = try JSONWriter.encode(Shape(name: "", photo: "p", tags: [], nested: nil, count: 0, ratio: 2))
+        #expect(
+            String(decoding: empty, as: UTF8.self)
+                == #"{"name":"","photo":"p","tags":[],"nested":null,"count":0,"ratio":2}"#)
+        // What the writer writes, the parser reads back.
+        #expect(throws: Never.self) { _ = try JSONParser.parse(bytes) }
+    }
+
+    @Test func theWriterRefusesNonFiniteNumbers() {
+        #expect(throws: EncodingError.self) {
+            _ = try JSONWriter.encode(Shape(name: "", photo: nil, tags: [], nested: nil, count: 0, ratio: .infinity))
+        }
+    }
+}

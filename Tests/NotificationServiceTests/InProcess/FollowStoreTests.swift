@@ -1,0 +1,159 @@
+import Foundation
+import Shared
+import Testing
+
+@testable import NotificationService
+
+/// `SQLiteFollowStore` on a temporary database: edges, counters, events, lists, states.
+struct FollowStoreTests {
+    let database: Database
+    let store: SQLiteFollowStore
+
+    init() throws {
+        database = try TestDatabase.make()
+        store = SQLiteFollowStore(database: database, notifications: NotificationWriter(delivery: .none))
+    }
+
+    static func user(_ name: String) -> UserRef { UserRef(id: "u-\(name)", username: name) }
+    let alice = user("alice")
+    let bob = user("bob")
+    let carol = user("carol")
+
+    @discardableResult
+    func follow(_ a: UserRef, _ b: UserRef, notifyPosts: Bool? = nil) async throws -> Graph.Follow.Reply {
+        try await store.follow(follower: a, followee: b, notifyPosts: notifyPosts, nowMs: Timestamp.nowMs())
+    }
+
+    func changes() async throws -> [Graph.FollowChanged] {
+        try await database.outbox(after: 0, limit: 1_000).events.filter { $0.type == Graph.FollowChanged.type }.map {
+            try WireJSON.decode(EventEnvelope<Graph.FollowChanged>.self, from: $0.envelope).body
+        }
+    }
+
+    @Test func followAndUnfollowAreIdempotentAndCountersEqualTheEdges() async throws {
+        #expect(try await follow(alice, bob) == .init(followState: .following, notifyPosts: false))
+        #expect(try await follow(alice, bob) == .init(followState: .following, notifyPosts: false))
+        #expect(try await follow(alice, bob, notifyPosts: true) == .init(followState: .following, notifyPosts: true))
+        #expect(try await follow(alice, bob) == .init(followState: .following, notifyPosts: true))  // nil keeps it
+        try await follow(carol, bob)
+        #expect(
+            try await store.header(userId: bob.id, viewerId: alice.id)
+                == .init(userId: bob.id, followers: 2, following: 0, followState: .following))
+        #expect(
+            try await store.header(userId: alice.id, viewerId: bob.id)
+                == .init(userId: alice.id, followers: 0, following: 1, followState: .notFollowing))
+        #expect(try await store.header(userId: bob.id, viewerId: bob.id).followState == .self)
+
+        try await store.unfollow(followerId: alice.id, followeeId: bob.id)
+        try await store.unfollow(followerId: alice.id, followeeId: bob.id)
+        try await store.unfollow(followerId: bob.id, followeeId: alice.id)  // never followed: nothing moves
+        #expect(try await store.header(userId: bob.id, viewerId: alice.id).followers == 1)
+        #expect(try await store.header(userId: alice.id, viewerId: alice.id).following == 0)
+        #expect(try await store.header(userId: alice.id, viewerId: alice.id).followers == 0)
+        // Unknown users have zero counts, not an error (the handlers answer 404 for them).
+        #expect(try await store.header(userId: "u-nobody", viewerId: alice.id).followers == 0)
+
+        // graph.follow.changed only on a real change: follow, notifyPosts on, carol, unfollow.
+        let changes = try await changes()
+        #expect(changes.map(\.following) == [true, true, true, false])
+        #expect(changes.map(\.notifyPosts) == [false, true, false, true])
+        #expect(changes.last?.followerId == alice.id && changes.last?.followeeId == bob.id)
+    }
+
+    @Test func theFollowNotificationIsMadeOnceAcrossUnfollowAndFollow() async throws {
+        try await follow(alice, bob)
+        try await store.unfollow(followerId: alice.id, followeeId: bob.id)
+        try await follow(alice, bob)
+        try await follow(alice, bob, notifyPosts: true)
+        let notifications = SQLiteNotificationStore(database: database)
+        let list = try await notifications.list(recipientId: bob.id, page: .init())
+        #expect(list.items.map(\.type) == ["follow"])
+        #expect(list.items.map(\.actorId) == [alice.id])
+        #expect(list.items.first?.seq == 1)
+        #expect(try await notifications.list(recipientId: alice.id, page: .init()).items.isEmpty)
+    }
+
+    @Test func fiftyConcurrentFollowUnfollowPairsLeaveExactCounts() async throws {
+        let star = Self.user("star")
+        let fans = (0..<50).map { Self.user("fan\($0)") }
+        let store = self.store
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (i, fan) in fans.enumerated() {
+                group.addTask {
+                    for _ in 0..<3 {
+                        _ = try await store.follow(follower: fan, followee: star, notifyPosts: nil, nowMs: Timestamp.nowMs())
+                        try await store.unfollow(followerId: fan.id, followeeId: star.id)
+                    }
+                    if i % 2 == 0 {
+                        _ = try await store.follow(follower: fan, followee: star, notifyPosts: nil, nowMs: Timestamp.nowMs())
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.header(userId: star.id, viewerId: star.id).followers == 25)
+        for (i, fan) in fans.enumerated() {
+            #expect(try await store.header(userId: fan.id, viewerId: fan.id).following == (i % 2 == 0 ? 1 : 0))
+        }
+        var seen: [String] = []
+        var cursor: String? = nil
+        repeat {
+            let page = try await store.edges(
+                userId: star.id, following: false, viewerId: star.id, page: .init(limit: 7, cursor: cursor))
+            seen += page.items.map(\.userId)
+            cursor = page.nextCursor
+        } while cursor != nil
+        #expect(seen.count == 25 && Set(seen).count == 25)
+        // One follow notification per fan, however often they followed again.
+        let list = try await SQLiteNotificationStore(database: database).list(
+            recipientId: star.id, page: .init(limit: 100))
+        #expect(list.items.count == 50 && Set(list.items.map(\.actorId)).count == 50)
+    }
+
+    @Test func listsAreNewestFirstWithoutRepeatsOrSkipsWhileEdgesChange() async throws {
+        let star = Self.user("star")
+        let fans = (0..<12).map { Self.user("fan\($0)") }
+        for fan in fans { try await follow(fan, star) }
+        var seen: [String] = []
+        var page = try await store.edges(userId: star.id, following: false, viewerId: star.id, page: .init(limit: 5))
+        seen += page.items.map(\.userId)
+        // Between pages: new followers (newer than any cursor) and a re-follow that moves fan0 to the front.
+        try await follow(Self.user("late1"), star)
+        try await store.unfollow(followerId: fans[0].id, followeeId: star.id)
+        try await follow(fans[0], star)
+        while let cursor = page.nextCursor {
+            page = try await store.edges(
+                userId: star.id, following: false, viewerId: star.id, page: .init(limit: 5, cursor: cursor))
+            seen += page.items.map(\.userId)
+            try await follow(Self.user("late\(seen.count)"), star)
+        }
+        // The first walk: fans newest first, fan0 gone from where it was (it is now newest).
+        #expect(seen == fans.dropFirst().reversed().map(\.id))
+        let fresh = try await store.edges(userId: star.id, following: false, viewerId: star.id, page: .init(limit: 100))
+        #expect(
+            fresh.items.map(\.userId)
+                == ["late11", "late10", "fan0", "late1"].map { Self.user($0).id } + fans.dropFirst().reversed().map(\.id))
+        #expect(fresh.nextCursor == nil)
+
+        let following = try await store.edges(userId: fans[1].id, following: true, viewerId: fans[1].id, page: .init())
+        #expect(following.items == [.init(userId: star.id, followState: .following)])
+    }
+
+    @Test func entriesAndStatesCarryTheViewersRelation() async throws {
+        let (ann, ben, cat, dan) = (Self.user("ann"), Self.user("ben"), Self.user("cat"), Self.user("dan"))
+        try await follow(ben, ann)
+        try await follow(cat, ann)
+        try await follow(dan, ann)
+        try await follow(ben, cat)  // ben (the viewer) follows cat, not dan
+        let page = try await store.edges(userId: ann.id, following: false, viewerId: ben.id, page: .init(limit: 2))
+        #expect(
+            page.items == [.init(userId: dan.id, followState: .notFollowing), .init(userId: cat.id, followState: .following)])
+        let rest = try await store.edges(
+            userId: ann.id, following: false, viewerId: ben.id, page: .init(limit: 2, cursor: page.nextCursor))
+        #expect(rest.items == [.init(userId: ben.id, followState: .self)])
+        #expect(rest.nextCursor == nil)
+        let states = try await store.states(viewerId: ben.id, userIds: [ann.id, cat.id, dan.id, ben.id, "u-unknown", ann.id])
+        #expect(
+            states == [ann.id: .following, cat.id: .following, dan.id: .notFollowing, ben.id: .self, "u-unknown": .notFollowing])
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Shared
+import TestSupport
+
+@testable import NotificationService
+
+/// A temporary NotificationService database with the service's migrations.
+enum TestDatabase {
+    /// Opens `<directory>/notification.sqlite` as the service does.
+    /// - Throws: `SQLiteError`.
+    static func open(in directory: String) throws -> Database {
+        try Database(
+            path: "\(directory)/notification.sqlite", producer: "notification",
+            migrations: NotificationSchema.migrations, legacy: NotificationSchema.legacy)
+    }
+
+    /// A fresh database in a new temporary directory.
+    static func make() throws -> Database { try open(in: makeTemporaryDirectory("notification-store")) }
+}
+
+/// NotificationService built in-process as `NotificationApp.init(database:auth:logger:configuration:publisher:)`
+/// builds it, on a temporary database, recording what it delivers, with a fake AuthService on loopback answering
+/// `auth.lookup_users` (TestSupport's `FakeAuth`). No process, and no subscriber unless a test
+/// adds one (`ProfileFeed`); handlers are called directly.
+final class InProcessService: Sendable {
+    static let logger = Logger(service: "notification-test", minimum: .error)
+
+    let directory: String
+    let context = ZMQContext()
+    let database: Database
+    let auth: FakeAuth
+    let authClient: RPCClient
+    let app: NotificationApp
+    /// What the service delivered.
+    let delivered = DeliveryRecorder()
+
+    /// - Parameter fanOutBatch: rows per fan-out transaction (`FanOutWorker.batch`).
+    init(fanOutBatch: Int = 2_000) async throws {
+        directory = makeTemporaryDirectory("notification-inprocess")
+        database = try TestDatabase.open(in: directory)
+        auth = try FakeAuth(context: context, directory: directory)
+        let bound = try auth.start()
+        authClient = try RPCClient(
+            service: "auth", endpoint: bound.rpc, context: context, logger: Self.logger, defaultTimeoutMs: 10_000)
+        try await waitUntilReachable(authClient, timeoutMs: 60_000)
+        var configuration = NotificationConfiguration()
+        configuration.fanOutBatch = fanOutBatch
+        app = NotificationApp(
+            database: database, auth: authClient, logger: Self.logger, configuration: configuration,
+            publisher: delivered.publisher)
+    }
+
+    func stop() {
+        authClient.shutdown()
+        auth.stop()
+    }
+
+    // MARK: Users
+
+    /// Registers users at the fake AuthService (ids `u-<name>`, version 1) and, unless
+    /// `inReplica` is false, in the service's identity replica as an `auth.user.registered`
+    /// event would (with false, only `auth.lookup_users` knows them).
+    @discardableResult
+    func users(_ names: [String], inReplica: Bool = true) async throws -> [Identity] {
+        let identities = try await auth.register(names, publish: false)
+        if inReplica {
+            let replica = app.replica
+            try await database.write { tx in
+                for identity in identities { try replica.apply(identity, in: tx) }
+            }
+        }
+        return identities
+    }
+
+    func user(_ name: String, inReplica: Bool = true) async throws -> Identity {
+        try await users([name], inReplica: inReplica)[0]
+    }
+
+    // MARK: Graph
+
+    @discardableResult
+    func follow(_ follower: Identity, _ username: String, notifyPosts: Bool? = nil) async throws -> Graph.Follow.Reply {
+        try await app.graph.follow(.init(followerId: follower.id, username: username, notifyPosts: notifyPosts))
+    }
+
+    @discardableResult
+    func unfollow(_ follower: Identity, _ username: String) async throws -> Graph.Unfollow.Reply {
+        try await app.graph.unfollow(.init(followerId: follower.id, username: username))
+    }
+
+    func header(_ viewer: Identity, _ username: String) async throws -> Graph.Header.Reply {
+        try await app.graph.header(.init(viewerId: viewer.id, username: username))
+    }
+
+    func edges(
+        _ viewer: Identity, _ username: String, following: Bool = false, limit: Int = 20, cursor: String? = nil
+    ) async throws -> Page<Graph.Entry> {
+        try await app.graph.listEdges(
+            .init(viewerId: viewer.id, username: username, following: following, page: .init(limit: limit, cursor: cursor)))
+    }
+
+    // MARK: Notifications
+
+    func notifications(_ user: Identity, limit: Int = 100, cursor: String? = nil) async throws
+        -> Graph.ListNotifications.Reply
+    {
+        try await app.notifications.list(.init(recipientId: user.id, page: .init(limit: limit, cursor: cursor)))
+    }
+
+    /// Every notification of `user`, newest first, through all pages of `pageSize`.
+    func allNotifications(_ user: Identity, pageSize: Int = 20) async throws -> [Graph.Notification] {
+        var items: [Graph.Notification] = []
+        var cursor: String? = nil
+        repeat {
+            let page = try await notifications(user, limit: pageSize, cursor: cursor)
+            items += page.items
+            cursor = page.nextCursor
+        } while cursor != nil
+        return items
+    }
+
+    func markRead(_ user: Identity, upTo seq: Int64) async throws -> Int {
+        try await app.notifications.markRead(.init(recipientId: user.id, upToSeq: seq)).unreadCount
+    }
+
+    func since(_ user: Identity, after seq: Int64, limit: Int = 100) async throws -> Graph.NotificationsSince.Reply {
+        try await app.notifications.since(.init(recipientId: user.id, afterSeq: seq, limit: limit))
+    }
+
+    /// The notifications delivered so far, in order, with their recipients.
+    func published() async throws -> [(recipientId: String, notification: Graph.Notification)] {
+        try await delivered.notifications(in: database)
+    }
+
+    /// Event types in the service's outbox, oldest first.
+    func outboxTypes() async throws -> [String] {
+        try await database.outbox(after: 0, limit: 100_000).events.map(\.type)
+    }
+}

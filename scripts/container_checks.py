@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Checks for scripts/container-test against a running gateway (Python 3 standard library only).
+
+  seed     --url URL --state FILE   two users, a post, a like, a comment and a follow through the
+                                    gateway; waits until the three notifications are listed;
+                                    writes the sessions, the post and the notifications to FILE
+  verify   --url URL --state FILE   after the stack was stopped and started again: the sessions
+                                    still authenticate (AuthService's volume), the post and the
+                                    counts are there (ProfileService's), the same notifications
+                                    with the same ids (NotificationService's), and a new comment
+                                    is streamed and listed (the event path works after the restart)
+  loadtest --report DIR [--allow-http-errors]
+                                    reads a LoadTest report.json: prints delivery (expected, lost,
+                                    duplicates) and fails unless nothing was lost or duplicated,
+                                    some notifications were expected and no stream closed early;
+                                    HTTP errors fail it too unless --allow-http-errors
+
+Each prints one line per step and exits 1 with "FAIL: ..." when a check does not hold.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import uuid
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
+from apiclient import SSE, Client, Fail, check, parse_url  # noqa: E402
+
+IMG = "https://images.example.com/p/container.jpg"
+
+
+def say(text):
+    print(f"container-test: {text}", flush=True)
+
+
+def client(url):
+    host, port = parse_url(url)
+    return Client(port, host=host)
+
+
+def get(c, path, token, seconds=60):
+    """GET, asked again while the gateway answers 502/503/504 (a service busy or still reconnecting
+    is not data lost), until `seconds` have passed."""
+    end = time.time() + seconds
+    while True:
+        st, h, js, text = c.call("GET", path, token=token)
+        if st not in (502, 503, 504) or time.time() > end:
+            return st, h, js, text
+        time.sleep(0.5)
+
+
+def notifications(c, token):
+    st, _, js, text = get(c, "/v1/notifications?limit=100", token)
+    check(st == 200 and js is not None, f"GET /v1/notifications: {st} {text[:200]!r}")
+    return js["items"]
+
+
+def listed_until(c, token, n, seconds=20):
+    """The notifications list once it holds at least n items (polled), or what it holds at the deadline."""
+    end, items = time.time() + seconds, []
+    while time.time() < end:
+        items = notifications(c, token)
+        if len(items) >= n:
+            break
+        time.sleep(0.2)
+    return items
+
+
+def brief(items):
+    return [[n["id"], n["type"], n["text"]] for n in items]
+
+
+def seed(args):
+    c = client(args.url)
+    tag = uuid.uuid4().hex[:6]
+    a, b = f"ct{tag}a", f"ct{tag}b"
+    A, _ = c.register(a, name="Container A")
+    B, _ = c.register(b)
+    st, _, post, text = c.call("POST", "/v1/posts", {"postType": "photo", "mediaURL": IMG, "thumbnailURL": IMG,
+                                                     "caption": "kept on a volume"}, token=A)
+    check(st == 201 and post and post.get("id"), f"POST /v1/posts: {st} {text[:200]!r}")
+    st, _, js, text = c.call("PUT", f"/v1/posts/{post['id']}/like", token=B)
+    check(st == 200 and js["likeCount"] == 1, f"like: {st} {text[:200]!r}")
+    st, _, _, text = c.call("POST", f"/v1/posts/{post['id']}/comments", {"text": "still here?"}, token=B)
+    check(st == 201, f"comment: {st} {text[:200]!r}")
+    st, _, js, text = c.call("PUT", f"/v1/users/{a}/follow", {}, token=B)
+    check(st == 200 and js["followState"] == "following", f"follow: {st} {text[:200]!r}")
+    items = listed_until(c, A, 3)
+    check(len(items) == 3, f"{a} has {len(items)} notifications listed, expected 3: {brief(items)}")
+    st, _, prof, text = get(c, f"/v1/users/{a}", B)
+    check(st == 200, f"GET /v1/users/{a}: {st} {text[:200]!r}")
+    with open(args.state, "w") as f:
+        json.dump({"users": [a, b], "tokens": [A, B], "post": post["id"], "notifications": brief(items),
+                   "counts": prof["counts"]}, f)
+    say(f"seeded: {a} and {b} logged in, 1 post, like + comment + follow, 3 notifications listed")
+
+
+def open_stream(c, token, seconds=60):
+    """GET /v1/notifications/stream, opened again while it answers 502/503/504, until its status
+    line is 200 (the gateway has subscribed it then) or `seconds` have passed."""
+    end = time.time() + seconds
+    while True:
+        stream = SSE(c.port, token, host=c.host)
+        while stream.status is None and not stream.closed.is_set() and time.time() < end:
+            time.sleep(0.02)
+        if stream.status == 200:
+            return stream
+        stream.close()
+        check(stream.status in (502, 503, 504, None) and time.time() < end,
+              f"GET /v1/notifications/stream: status {stream.status}")
+        time.sleep(0.5)
+
+
+def verify(args):
+    c = client(args.url)
+    s = json.load(open(args.state))
+    (a, b), (A, B), post = s["users"], s["tokens"], s["post"]
+    for user, token in ((a, A), (b, B)):
+        st, _, me, text = get(c, "/v1/me", token)
+        check(st == 200 and me["username"] == user, f"the session of {user} did not survive: GET /v1/me {st} {text[:200]!r}")
+    st, _, grid, text = get(c, f"/v1/users/{a}/posts", B)
+    check(st == 200 and [p["id"] for p in grid["items"]] == [post], f"{a}'s posts after the restart: {st} {text[:300]!r}")
+    st, _, prof, text = get(c, f"/v1/users/{a}", B)
+    check(st == 200 and prof["counts"] == s["counts"], f"{a}'s counts {prof.get('counts') if prof else text[:200]!r}, were {s['counts']}")
+    items = notifications(c, A)
+    check(brief(items) == s["notifications"], f"notifications after the restart: {brief(items)}\n  were {s['notifications']}")
+    say(f"after stop/start: both sessions valid, the post and counts {s['counts']} kept, the same {len(items)} notifications (same ids)")
+    stream = open_stream(c, A)
+    try:
+        st, _, _, text = c.call("POST", f"/v1/posts/{post}/comments", {"text": "after the restart"}, token=B)
+        check(st == 201, f"comment after the restart: {st} {text[:200]!r}")
+        check(stream.wait_for(1, 15), "the new comment was not streamed after the restart")
+        check(stream.events[0]["json"]["text"] == f"{b} commented: after the restart", f"streamed {stream.events[0]}")
+    finally:
+        stream.close()
+    items = listed_until(c, A, 4)
+    check(len(items) == 4 and brief(items)[1:] == s["notifications"], f"list after a new comment: {brief(items)}")
+    say("after stop/start: a new comment is streamed and listed on top of the kept ones")
+
+
+def loadtest(args):
+    path = os.path.join(args.report, "report.json")
+    check(os.path.exists(path), f"no {path} (LoadTest did not finish its report)")
+    r = json.load(open(path))
+    d = r["delivery"]
+    errors = r.get("errorsByStatus") or {}
+    closed = r.get("streamsClosedEarly", 0)
+    lat = d.get("latencyMs") or {}
+    p99, worst = lat.get("p99"), lat.get("max")
+    line = (f"{r['scenario']}: {r.get('actionsOK')}/{r.get('actionsSent')} actions 2xx, notifications expected "
+            f"{d['expected']} (streamed {d.get('streamed', 0)}, listed {d.get('listed', 0)}), lost {d['lost']}, "
+            f"duplicates {d['duplicates']}, unexpected {d.get('unexpected', 0)}, HTTP errors {errors or 'none'}, "
+            f"streams closed early {closed}"
+            + (f", streamed delivery p99 {p99:.0f} ms, max {worst:.0f} ms" if lat.get("count") else ""))
+    check(d["expected"] > 0, f"nothing expected ({line})")
+    check(d["lost"] == 0 and d["duplicates"] == 0, f"loss or duplicates ({line})")
+    check(closed == 0, f"streams closed early ({line})")
+    check(args.allow_http_errors or not errors, f"HTTP errors ({line})")
+    say(line)
+    if lat.get("count") and worst > 5000:
+        say(f"note: {r['scenario']}: streamed notifications were held up to {worst / 1000:.0f} s (delivered late, "
+            "none lost): live delivery stalled for a while")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("step", choices=["seed", "verify", "loadtest"])
+    ap.add_argument("--url")
+    ap.add_argument("--state")
+    ap.add_argument("--report")
+    ap.add_argument("--allow-http-errors", action="store_true")
+    args = ap.parse_args()
+    try:
+        {"seed": seed, "verify": verify, "loadtest": loadtest}[args.step](args)
+    except Fail as e:
+        print(f"FAIL: {e}", flush=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
