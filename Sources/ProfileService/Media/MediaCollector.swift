@@ -1,0 +1,47 @@
+import Media
+import Shared
+
+/// Removes media nothing uses any more (docs/media.md "Collection"): every `intervalMs`, and
+/// `delayMs` after each release, it asks the store for the due ids nothing references and
+/// deletes their files inside the transaction that deletes their rows.
+struct MediaCollector: Service {
+    let records: any MediaRecordStore
+    let files: any MediaStore
+    let graceMs: Int64
+    let delayMs: Int64
+    let intervalMs: Int
+    let logger: Logger
+
+    func run() async {
+        while !Task.isCancelled {
+            await collect()
+            try? await Task.sleep(for: .milliseconds(intervalMs))
+        }
+    }
+
+    /// Looks at the media due now (in batches of 100 until none is left).
+    func collect() async {
+        let files = self.files
+        do {
+            while true {
+                let removed = try await records.collect(nowMs: Timestamp.nowMs(), graceMs: graceMs, limit: 100) { hex in
+                    guard let id = MediaID(hex) else { return }
+                    do throws(MediaError) { try files.delete(id) } catch { throw ServiceError(error) }
+                }
+                if !removed.isEmpty { logger.info("media.collected", metadata: ["count": "\(removed.count)"]) }
+                if removed.count < 100 { return }
+            }
+        } catch {
+            logger.warning("media.collect_failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Something was released: collect once its delay is over.
+    func released() {
+        let collector = self
+        Task {
+            if collector.delayMs > 0 { try? await Task.sleep(for: .milliseconds(collector.delayMs)) }
+            await collector.collect()
+        }
+    }
+}
