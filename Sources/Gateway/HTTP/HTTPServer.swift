@@ -47,8 +47,8 @@ final class HTTPServer: Service {
     let configuration: Configuration
     let logger: Logger
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
-    /// The body limit of a route (method, raw path), or nil for the default.
-    let bodyLimit: @Sendable (String, String) -> Int?
+    /// The body limit of a request (method, raw path, its headers), or nil for the default.
+    let bodyLimit: @Sendable (String, String, HTTPHeaders) -> Int?
     /// Told when the server answered by itself (status), for metrics.
     let onServerAnswer: @Sendable (Int) -> Void
     /// The answer to a well-formed request line whose method http-parser does not know (the
@@ -58,6 +58,8 @@ final class HTTPServer: Service {
     enum Message: Sendable {
         case respond(UInt64, HTTPResponse)
         case streamReady(UInt64)
+        /// The next chunk of a `BodySource` body (nil: it failed).
+        case chunk(UInt64, [UInt8]?)
         case stop
     }
     private let mailbox = Locked<[Message]>([])
@@ -68,7 +70,7 @@ final class HTTPServer: Service {
 
     init(
         configuration: Configuration, logger: Logger,
-        bodyLimit: @escaping @Sendable (String, String) -> Int? = { _, _ in nil },
+        bodyLimit: @escaping @Sendable (String, String, HTTPHeaders) -> Int? = { _, _, _ in nil },
         onServerAnswer: @escaping @Sendable (Int) -> Void = { _ in },
         unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
@@ -387,7 +389,7 @@ private final class EventLoop: @unchecked Sendable {
                 // still answered, then the connection closes; anything else (an idle
                 // connection, a partial request, a stream) ends now.
                 switch c.phase {
-                case .processing, .writing:
+                case .processing, .writing, .sourcing:
                     c.peerClosed = true
                     c.keepAlive = false
                     c.wantsRead = false
@@ -415,7 +417,7 @@ private final class EventLoop: @unchecked Sendable {
                 c.input = []
                 pending.withUnsafeBytes { parse(c, $0) }
             }
-        case .processing, .writing:
+        case .processing, .writing, .sourcing:
             // The next request, pipelined: kept unparsed (bounded) until this one is answered.
             c.input.append(contentsOf: bytes)
             if c.input.count > 64 * 1024 {
@@ -532,6 +534,19 @@ private final class EventLoop: @unchecked Sendable {
             respond(c, response)
         case .streamReady(let id):
             if let c = connections[id], case .streaming = c.phase, c.output.isEmpty { pull(c) }
+        case .chunk(let id, let bytes):
+            guard let c = connections[id], case .sourcing(let source, let remaining) = c.phase else { return }
+            c.chunkPending = false
+            guard let bytes, !bytes.isEmpty, bytes.count <= remaining, !c.peerClosed else {
+                closeNow(c)
+                return
+            }
+            let left = remaining - bytes.count
+            c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
+            c.lastActivityMs = now
+            c.output = bytes
+            c.outputOffset = 0
+            flush(c)
         case .stop:
             beginStop()
         }
@@ -545,6 +560,10 @@ private final class EventLoop: @unchecked Sendable {
         case .bytes:
             c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
             c.phase = .writing(thenClose: !c.keepAlive)
+        case .source(let source):
+            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
+            c.phase =
+                c.isHead || source.length == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: source.length)
         case .stream(let stream):
             c.output += serialize(response, head: c.isHead, keepAlive: false)
             c.keepAlive = false
@@ -578,6 +597,8 @@ private final class EventLoop: @unchecked Sendable {
                 text += "Content-Length: \(bytes.count)\r\n"
                 if !head { body = bytes }
             }
+        } else if case .source(let source) = r.body {
+            text += "Content-Length: \(source.length)\r\n"
         }
         if !keepAlive && !r.headers.contains(where: { $0.0.lowercased() == "connection" }) {
             text += "Connection: close\r\n"
@@ -651,8 +672,22 @@ private final class EventLoop: @unchecked Sendable {
             }
         case .streaming:
             pull(c)
+        case .sourcing(let source, _):
+            requestChunk(c, source)
         default:
             break
+        }
+    }
+
+    /// Asks the body's source for its next chunk (one at a time per connection).
+    func requestChunk(_ c: Connection, _ source: BodySource) {
+        guard !c.chunkPending else { return }
+        c.chunkPending = true
+        let server = self.server
+        let id = c.id
+        Task {
+            let bytes = try? await source.next()
+            server.post(.chunk(id, bytes ?? nil))
         }
     }
 
@@ -705,7 +740,7 @@ private final class EventLoop: @unchecked Sendable {
                 } else if let deadline = stopDeadline, t >= deadline {
                     closeNow(c)
                 }
-            case .writing:
+            case .writing, .sourcing:
                 if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
             case .draining(let until):
                 if t >= until { closeNow(c) }
@@ -780,6 +815,8 @@ private final class Connection {
         case writing(thenClose: Bool)
         /// A Server-Sent Events response: written as the stream fills, until it closes.
         case streaming(EventStream)
+        /// A `BodySource` response: `remaining` bytes still to come, one chunk at a time.
+        case sourcing(BodySource, remaining: Int)
         /// Answered and half-closed: reading and dropping what the client still sends.
         case draining(until: Int64)
     }
@@ -797,6 +834,8 @@ private final class Connection {
     var lastActivityMs: Int64
     var requestStartedMs: Int64?
     var keepAlive = true
+    /// A chunk of a `BodySource` body has been asked for and not delivered yet.
+    var chunkPending = false
     /// The client closed its side while its request was handled: answer, then close.
     var peerClosed = false
     /// An answer decided inside a parser callback, written once `http_parser_execute` returns.
@@ -943,9 +982,13 @@ private final class Connection {
         let method = String(cString: http_method_str(http_method(rawValue: p.method)))
         isHead = method == "HEAD"
         let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
-        bodyLimit = loop?.server.bodyLimit(method, path) ?? limits.maxBodyBytes
-        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0, p.content_length > UInt64(bodyLimit) {
-            return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
+        bodyLimit = loop?.server.bodyLimit(method, path, HTTPHeaders(fields: headers)) ?? limits.maxBodyBytes
+        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
+            if p.content_length > UInt64(bodyLimit) {
+                return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
+            }
+            // Room for the declared body at once: growing by doubling would briefly hold it twice.
+            body.reserveCapacity(Int(p.content_length))
         }
         if let expect = headers.first(where: { $0.name == "expect" })?.value {
             guard expect.lowercased() == "100-continue" else {
