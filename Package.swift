@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "NotificationServiceTests", dependencies: ["NotificationService", "Shared", "TestSupport"]),
         .testTarget(name: "ProfileServiceTests", dependencies: ["ProfileService", "Shared", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Shared", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

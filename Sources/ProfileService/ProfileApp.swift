@@ -49,7 +49,7 @@ struct ProfileApp: ServiceApp {
             intervalMs: configuration.mediaCollectIntervalMs, logger: logger)
         self.replica = replica
         profiles = ProfileHandlers(users: users, posts: postStore, auth: auth)
-        posts = PostHandlers(users: users, posts: postStore, released: { collector.released() })
+        posts = PostHandlers(users: users, posts: postStore, released: { await collector.released() })
         engagement = EngagementHandlers(users: users, engagement: engagementStore)
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))
         media = MediaHandlers(

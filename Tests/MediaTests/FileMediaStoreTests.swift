@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Media
@@ -15,7 +16,7 @@ struct FileMediaStoreTests {
     }
 
     @Test func putOpenRead() throws {
-        let root = Fixtures.directory() + "/data/media"
+        let root = MediaFiles.directory() + "/data/media"
         let store = try FileMediaStore(root: root)
         let media = try Self.photo()
         try store.put(media)
@@ -43,9 +44,9 @@ struct FileMediaStoreTests {
     }
 
     @Test func videoOriginalKeepsItsType() throws {
-        let upload = try Fixtures.video(width: 160, height: 120, seconds: 1, container: "mov")
+        let upload = try MediaFiles.video(width: 160, height: 120, seconds: 1, container: "mov")
         let media = try MediaProcessor().process(upload)
-        let store = try FileMediaStore(root: Fixtures.directory())
+        let store = try FileMediaStore(root: MediaFiles.directory())
         try store.put(media)
         #expect(files(store.directory(of: media.id)) == ["original.mov", "poster.jpg", "square320.jpg"])
         let original = try #require(try store.open(media.id, .original))
@@ -56,7 +57,7 @@ struct FileMediaStoreTests {
 
     /// The same upload twice: the files are kept as they were (same inodes), nothing is left over.
     @Test func writeOnce() throws {
-        let store = try FileMediaStore(root: Fixtures.directory())
+        let store = try FileMediaStore(root: MediaFiles.directory())
         let media = try Self.photo()
         try store.put(media)
         let path = store.directory(of: media.id) + "/original.jpg"
@@ -69,7 +70,7 @@ struct FileMediaStoreTests {
     /// A put that died half-way (some variants, a temporary file) is completed by the next put, and the
     /// sweep removes the abandoned temporary file; readers never saw the temporary name.
     @Test func recoversFromAnInterruptedPut() throws {
-        let store = try FileMediaStore(root: Fixtures.directory())
+        let store = try FileMediaStore(root: MediaFiles.directory())
         let media = try Self.photo()
         let directory = store.directory(of: media.id)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -84,7 +85,7 @@ struct FileMediaStoreTests {
     }
 
     @Test func deleteKeepsOpenReadersWhole() throws {
-        let store = try FileMediaStore(root: Fixtures.directory())
+        let store = try FileMediaStore(root: MediaFiles.directory())
         let media = try Self.photo()
         try store.put(media)
         let open = try #require(try store.open(media.id, .original))
@@ -97,7 +98,7 @@ struct FileMediaStoreTests {
     }
 
     @Test func handsOverTheDescriptor() throws {
-        let store = try FileMediaStore(root: Fixtures.directory())
+        let store = try FileMediaStore(root: MediaFiles.directory())
         let media = try Self.photo()
         try store.put(media)
         let file = try #require(try store.open(media.id, .square320))
@@ -111,7 +112,7 @@ struct FileMediaStoreTests {
     /// Several writers (separate store values, as separate processes would have) put the same and
     /// different uploads at once while a reader polls: every variant read is complete, none is torn.
     @Test func concurrentWritersAndReaders() async throws {
-        let root = Fixtures.directory()
+        let root = MediaFiles.directory()
         let uploads = try (1...4).map { try Self.photo(seed: UInt64($0)) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for writer in 0..<6 {

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Media
@@ -7,8 +8,6 @@ import Testing
 enum MetadataCheck {
     /// libvips fields that hold metadata blocks or values parsed from them.
     static let vipsMetadataFields = ["exif-data", "xmp-data", "iptc-data", "icc-profile-data", "orientation"]
-    /// exiftool groups a stripped JPEG may have: the file system's, the decoder's and derived sizes.
-    static let allowedExiftoolGroups: Set<String> = ["ExifTool", "System", "File", "Composite"]
 
     /// libvips's metadata-bearing field names in `bytes` (empty when clean).
     static func vipsFields(_ bytes: [UInt8]) throws -> [String] {
@@ -18,13 +17,7 @@ enum MetadataCheck {
     }
 
     /// exiftool tags outside the allowed groups, and any tag that mentions GPS or orientation.
-    static func exiftoolTags(_ bytes: [UInt8]) throws -> [String] {
-        try Fixtures.exiftool(bytes).keys.filter { key in
-            guard key != "SourceFile" else { return false }
-            let group = key.split(separator: ":").first.map(String.init) ?? key
-            return !allowedExiftoolGroups.contains(group) || key.contains("GPS") || key.contains("Orientation")
-        }.sorted()
-    }
+    static func exiftoolTags(_ bytes: [UInt8]) throws -> [String] { try MediaFiles.metadataTags(bytes) }
 
     /// Expects no metadata in `bytes` by either check.
     static func expectClean(_ bytes: [UInt8], _ label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {

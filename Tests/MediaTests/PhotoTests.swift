@@ -1,5 +1,6 @@
 import CVips
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Media
@@ -32,7 +33,7 @@ struct PhotoTests {
     @Test func jpegWithGPSAndRotation() throws {
         let (width, height) = (1600, 800)
         let pixels = Fixtures.halves(width: width, height: height, left: (230, 20, 20), right: (20, 20, 230))
-        let upload = Fixtures.withMetadata(try Fixtures.jpeg(pixels, width: width, height: height), orientation: 6)
+        let upload = MediaFiles.withMetadata(try Fixtures.jpeg(pixels, width: width, height: height), orientation: 6)
 
         // The fixture really carries what we claim, as both libvips and exiftool read it.
         let source = try Fixtures.load(upload)
@@ -40,7 +41,7 @@ struct PhotoTests {
         #expect(source.hasField("exif-ifd3-GPSLatitude"))
         #expect(source.hasField("xmp-data"))
         #expect(source.hasField("iptc-data"))
-        let tags = try Fixtures.exiftool(upload)
+        let tags = try MediaFiles.exiftool(upload)
         #expect(tags["GPS:GPSLatitude"] != nil)
         #expect(tags["XMP-exif:GPSLatitude"] != nil)
         #expect(tags["IPTC:City"] as? String == "Paris")
@@ -72,7 +73,7 @@ struct PhotoTests {
     @Test(arguments: 1...8)
     func everyOrientation(_ orientation: UInt16) throws {
         let pixels = Fixtures.halves(width: 64, height: 32, left: (230, 20, 20), right: (20, 20, 230))
-        let upload = Fixtures.withMetadata(try Fixtures.jpeg(pixels, width: 64, height: 32), orientation: orientation)
+        let upload = MediaFiles.withMetadata(try Fixtures.jpeg(pixels, width: 64, height: 32), orientation: orientation)
         let media = try processor.process(upload)
         let expected = orientation >= 5 ? [32, 64] : [64, 32]
         #expect([media.width, media.height] as [Int] == expected)
@@ -133,9 +134,10 @@ struct PhotoTests {
     /// A HEIC made here by libheif's x265 encoder, with an EXIF item carrying GPS and a camera make.
     @Test func heicWithEXIF() throws {
         let pixels = Fixtures.halves(width: 1280, height: 960, left: (230, 20, 20), right: (20, 20, 230))
-        let upload = try Fixtures.heic(try Fixtures.image(pixels, width: 1280, height: 960), exif: Fixtures.exif(orientation: 1))
+        let upload = try Fixtures.heic(
+            try Fixtures.image(pixels, width: 1280, height: 960), exif: MediaFiles.exif(orientation: 1))
         #expect(MediaType.sniff(upload) == .heic)
-        let tags = try Fixtures.exiftool(upload)
+        let tags = try MediaFiles.exiftool(upload)
         #expect(tags["GPS:GPSLatitude"] != nil, "the HEIC fixture should carry GPS")
 
         let media = try processor.process(upload, declaredContentType: "image/heic")
@@ -173,7 +175,7 @@ struct PhotoTests {
         let rgb = try Fixtures.image(Fixtures.busy(width: 64, height: 48), width: 64, height: 48)
         let jpeg = try rgb.jpeg(quality: 90)
         // An APP2 ICC_PROFILE segment (ICC.1:2010 Annex B.4), chunk 1 of 1, holding 200 bytes of nonsense.
-        let app2 = Fixtures.segment(0xE2, Array("ICC_PROFILE".utf8) + [0, 1, 1] + [UInt8](repeating: 0x5A, count: 200))
+        let app2 = MediaFiles.segment(0xE2, Array("ICC_PROFILE".utf8) + [0, 1, 1] + [UInt8](repeating: 0x5A, count: 200))
         let badProfile = [0xFF, 0xD8] + app2 + jpeg.dropFirst(2)
         #expect(try Fixtures.load(badProfile).hasField("icc-profile-data"))
         let media = try processor.process(badProfile)
@@ -205,7 +207,7 @@ struct PhotoTests {
     /// A 60,000 × 60,000 PNG header (10.8 GB of RGB once decoded) in a few dozen bytes: refused from the
     /// header, with no noticeable memory allocated.
     @Test func pngHeaderBombIsRefused() throws {
-        let bomb = Fixtures.pngHeaderBomb(width: 60_000, height: 60_000)
+        let bomb = MediaFiles.pngHeaderBomb(width: 60_000, height: 60_000)
         #expect(bomb.count < 100)
         #expect(MediaType.sniff(bomb) == .png)
         let before = Self.peakRSSBytes()
@@ -224,7 +226,7 @@ struct PhotoTests {
     /// lowered to 10,000 pixels (to stay fast), 100 × 100 passes and 101 × 100 is refused.
     @Test func pixelLimitFromHeader() throws {
         #expect(throws: MediaError.imageTooLarge(width: 8_000, height: 7_000, limitPixels: 50_000_000)) {
-            _ = try processor.process(Fixtures.pngHeaderBomb(width: 8_000, height: 7_000))
+            _ = try processor.process(MediaFiles.pngHeaderBomb(width: 8_000, height: 7_000))
         }
         let small = try MediaProcessor(maxPixels: 10_000)
         let fits = try Fixtures.jpeg(Fixtures.busy(width: 100, height: 100), width: 100, height: 100)

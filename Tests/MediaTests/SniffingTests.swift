@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Media
@@ -48,7 +49,7 @@ struct SniffingTests {
 
     /// Text named `.jpg` is refused from its bytes: 415 `unsupported_media`. The name is never an input.
     @Test func textNamedJPEGIsRefused() throws {
-        let path = Fixtures.directory() + "/holiday.jpg"
+        let path = MediaFiles.directory() + "/holiday.jpg"
         try "this is not a picture\n".write(toFile: path, atomically: true, encoding: .utf8)
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let processor = try MediaProcessor()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Media
@@ -13,7 +14,7 @@ struct VideoTests {
     }
 
     @Test func mp4() throws {
-        let upload = try Fixtures.video(width: 320, height: 240, seconds: 2, container: "mp4")
+        let upload = try MediaFiles.video(width: 320, height: 240, seconds: 2, container: "mp4")
         #expect(MediaType.sniff(upload) == .mp4)
         let media = try processor.process(upload, declaredContentType: "video/mp4")
         #expect(media.kind == .video && media.sourceType == .mp4)
@@ -38,8 +39,8 @@ struct VideoTests {
     /// A phone-style clip: stored landscape (red left, blue right) with a display matrix turning it a
     /// quarter turn; reported and postered upright, turned the way exiftool reads the matrix.
     @Test func rotatedQuickTime() throws {
-        let landscape = try Fixtures.video(width: 320, height: 240, seconds: 1, container: "mp4", halves: true)
-        let (upload, clockwise) = try Fixtures.rotated(landscape, rotateTag: 90)
+        let landscape = try MediaFiles.video(width: 320, height: 240, seconds: 1, container: "mp4", halves: true)
+        let (upload, clockwise) = try MediaFiles.rotated(landscape, rotateTag: 90)
         #expect(clockwise == 90 || clockwise == 270, "exiftool reads a rotation of \(clockwise)")
         #expect(MediaType.sniff(upload) == .quicktime)
         let media = try processor.process(upload, declaredContentType: "video/quicktime")
@@ -56,7 +57,7 @@ struct VideoTests {
     }
 
     @Test func audioOnlyIsRefused() throws {
-        let upload = try Fixtures.video(width: 0, height: 0, seconds: 1, container: "mp4", audioOnly: true)
+        let upload = try MediaFiles.video(width: 0, height: 0, seconds: 1, container: "mp4", audioOnly: true)
         #expect(MediaType.sniff(upload) == .mp4)  // the brand says MP4 ...
         #expect {
             _ = try processor.process(upload)  // ... but there is no picture
@@ -67,7 +68,7 @@ struct VideoTests {
     }
 
     @Test func truncatedVideoIsRefused() throws {
-        let whole = try Fixtures.video(width: 320, height: 240, seconds: 1, container: "mp4")
+        let whole = try MediaFiles.video(width: 320, height: 240, seconds: 1, container: "mp4")
         // `-f mp4` writes the index (moov) last: without it nothing is playable.
         let truncated = Array(whole.prefix(whole.count / 2))
         #expect(MediaType.sniff(truncated) == .mp4)

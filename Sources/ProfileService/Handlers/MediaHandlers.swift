@@ -30,13 +30,13 @@ struct MediaHandlers: Sendable {
             let user = try await users.setPhoto(
                 userId: request.ownerId, mediaId: record.id,
                 photoURL: Profile.Media.path(id: record.id, variant: "square320"), releaseDelayMs: releaseDelayMs)
-            collector.released()
+            await collector.released()
             return (user.me, nil)
         }
         host.on(Profile.ClearProfilePhoto.self) { request, _ in
             let user = try await users.setPhoto(
                 userId: request.userId, mediaId: nil, photoURL: nil, releaseDelayMs: releaseDelayMs)
-            collector.released()
+            await collector.released()
             return user.me
         }
         host.on(Profile.CreateMediaPost.self) { request, _ in

@@ -6,7 +6,7 @@ struct PostHandlers: Sendable {
     let users: any ProfileStore
     let posts: any PostStore
     /// Told after a post is deleted (its upload may be unused now).
-    var released: @Sendable () -> Void = {}
+    var released: @Sendable () async -> Void = {}
 
     func register(on host: ServiceHost) {
         host.on(Profile.CreatePost.self) { request, _ in try await createPost(request) }
@@ -18,7 +18,7 @@ struct PostHandlers: Sendable {
         }
         host.on(Profile.DeletePost.self) { request, _ in
             try await posts.delete(id: request.postId, by: request.userId)
-            released()
+            await released()
             return Empty()
         }
         host.on(Profile.ListPosts.self) { request, _ in

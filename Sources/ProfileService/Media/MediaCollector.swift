@@ -36,11 +36,14 @@ struct MediaCollector: Service {
         }
     }
 
-    /// Something was released: collect once its delay is over.
-    func released() {
+    /// Something was released: collect once its delay is over, in the background. Without a
+    /// delay (`PROFILE_MEDIA_GC_DELAY_MS=0`, as the tests run) it collects before returning, so
+    /// the reply to the request that released it comes after the files are gone.
+    func released() async {
+        guard delayMs > 0 else { return await collect() }
         let collector = self
         Task {
-            if collector.delayMs > 0 { try? await Task.sleep(for: .milliseconds(collector.delayMs)) }
+            try? await Task.sleep(for: .milliseconds(collector.delayMs))
             await collector.collect()
         }
     }

@@ -93,12 +93,13 @@ struct SQLiteMediaRecordStore: MediaRecordStore {
         return record
     }
 
-    /// Schedules a look at `id`, which may have lost its last reference, at `dueMs`.
+    /// Schedules a look at `id`, which may have lost its last reference, at `dueMs` (or sooner, if
+    /// a look is already due sooner: a look only ever keeps what is used).
     static func release(id: String, dueMs: Int64, on c: SQLiteConnection) throws {
         try c.query(
             """
             INSERT INTO media_release(id, due_ms) VALUES (?, ?)
-            ON CONFLICT(id) DO UPDATE SET due_ms = max(due_ms, excluded.due_ms)
+            ON CONFLICT(id) DO UPDATE SET due_ms = min(due_ms, excluded.due_ms)
             """, [id, dueMs])
     }
 
@@ -146,11 +147,18 @@ struct SQLiteMediaRecordStore: MediaRecordStore {
             var removed: [String] = []
             for id in due {
                 try c.query("DELETE FROM media_release WHERE id = ?", [id])
+                // Used by a post or profile: looked at again when one of them lets go.
                 let used =
                     try c.exists("SELECT 1 FROM posts WHERE media_id = ?", [id])
                     || c.exists("SELECT 1 FROM profiles WHERE photo_media_id = ?", [id])
-                    || c.exists("SELECT 1 FROM media WHERE id = ? AND attached = 0 AND created_ms > ?", [id, nowMs - graceMs])
                 if used { continue }
+                // A fresh upload nothing used yet: looked at again when its grace period ends.
+                if let newest = try c.scalar(
+                    "SELECT max(created_ms) FROM media WHERE id = ? AND attached = 0 AND created_ms > ?", [id, nowMs - graceMs])
+                {
+                    try Self.release(id: id, dueMs: newest + graceMs, on: c)
+                    continue
+                }
                 try c.query("DELETE FROM media WHERE id = ?", [id])
                 try remove(id)
                 removed.append(id)
