@@ -1,5 +1,7 @@
 import Foundation
 import Media
+import Shared
+import TestSupport
 
 /// `scripts/bench media [--jpegs N] [--heics N] [--runs N]`: the media library in-process, beside the
 /// `vips thumbnail` command-line tool (Debian `libvips-tools`) on the same files in the same run.
@@ -17,6 +19,11 @@ import Media
 /// Prints files/s and MB/s (input bytes, 1 MB = 10^6 bytes), the ratio of the library to the CLI (how many
 /// times the CLI's throughput the library reaches), the library's peak RSS (this process) and the CLI's
 /// largest peak RSS (per process, from `wait4`).
+///
+/// Then the same files as uploads through the real services (`POST /v1/media` on a gateway in front of
+/// ProfileService, both started by this process on ephemeral ports with a scratch `DATA_DIR`),
+/// `--clients` (2) uploads at a time: uploads/s and MB/s, the ratio to the CLI, and the gateway's and
+/// ProfileService's peak RSS (`VmHWM` from /proc, each process's own).
 enum MediaBenchmark {
     struct Sample {
         let name: String
@@ -114,6 +121,69 @@ enum MediaBenchmark {
                     peakRSSMB(), Double(cliPeakKB[label] ?? 0) / 1024))
         }
         print(String(format: "(this process held %.0f MB before processing: its libraries and the samples in memory)", floorMB))
+        try await uploads(sets, runs: runs, clients: max(1, option("--clients", 2)), cli: cli, scratch: scratch)
+    }
+
+    /// The samples uploaded through the gateway, `clients` at a time, `runs` times (a repeated upload is
+    /// processed again; only its files are reused).
+    static func uploads(
+        _ sets: [(String, [Sample])], runs: Int, clients: Int, cli: [String: Figures], scratch: String
+    ) async throws {
+        let cluster = Cluster(dataDirectory: "\(scratch)/services", extraEnvironment: ["LOG_LEVEL": "warning"])
+        try FileManager.default.createDirectory(atPath: cluster.dataDirectory, withIntermediateDirectories: true)
+        try await cluster.start(["auth", "profile", "notification", "gateway"])
+        defer { cluster.stopAll() }
+        let http = HTTPClient(port: cluster.gatewayPort)
+        let register = try http.request(
+            "POST", "/v1/auth/register",
+            json: ["email": "bench@example.com", "username": "bench", "password": "correct-horse-9"])
+        guard register.status == 201, let token = register.object["token"] as? String else {
+            throw BenchmarkFailure(description: "register failed: \(register.status) \(register.text.prefix(200))")
+        }
+        func upload(_ sample: Sample) throws {
+            let type = sample.path.hasSuffix(".heic") ? "image/heic" : "image/jpeg"
+            let r = try http.request(
+                "POST", "/v1/media", token: token, raw: sample.bytes, headers: ["Content-Type": type], timeoutSeconds: 120)
+            guard r.status == 201 else { throw BenchmarkFailure(description: "upload: \(r.status) \(r.text.prefix(200))") }
+        }
+        try upload(sets[0].1[0])  // warm-up
+        print("through the gateway (POST /v1/media, \(clients) at a time, debug or release as built):")
+        for (label, samples) in sets {
+            let all = (0..<runs).flatMap { _ in samples }
+            let start = DispatchTime.now().uptimeNanoseconds
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                let next = Locked(0)
+                for _ in 0..<clients {
+                    group.addTask {
+                        while true {
+                            let i = next.withLock { n -> Int in
+                                defer { n += 1 }
+                                return n
+                            }
+                            guard i < all.count else { return }
+                            try upload(all[i])
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let f = Figures(
+                files: all.count, bytes: all.reduce(0) { $0 + $1.bytes.count },
+                seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+            print(
+                "  \(label):".padding(toLength: 40, withPad: " ", startingAt: 0)
+                    + String(format: "%7.2f uploads/s %8.2f MB/s", f.filesPerSecond, f.megabytesPerSecond)
+                    + String(format: "  ratio to the CLI %.2f", f.filesPerSecond / (cli[label]?.filesPerSecond ?? .nan)))
+        }
+        func peakMB(_ service: String) -> Double {
+            guard let pid = cluster.processes[service]?.pid,
+                let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kb = Double(line.split(separator: " ").dropFirst().first ?? "")
+            else { return .nan }
+            return kb / 1024
+        }
+        print(String(format: "  peak RSS: gateway %.0f MB, ProfileService %.0f MB", peakMB("gateway"), peakMB("profile")))
     }
 
     // MARK: Inputs
