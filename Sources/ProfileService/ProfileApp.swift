@@ -42,7 +42,7 @@ struct ProfileApp: ServiceApp {
         let engagementStore = SQLiteEngagementStore(database: database)
         let records = SQLiteMediaRecordStore(database: database)
         let root =
-            configuration.mediaDirectory ?? "\(NSTemporaryDirectory())/profile-media-\(RandomID.make())"
+            configuration.mediaDirectory ?? "\(NSTemporaryDirectory())/profile-media"
         let files = try FileMediaStore(root: root)
         let collector = MediaCollector(
             records: records, files: files, graceMs: configuration.mediaGraceMs, delayMs: configuration.mediaCollectDelayMs,
