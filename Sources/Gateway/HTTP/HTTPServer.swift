@@ -31,7 +31,10 @@ final class HTTPServer: Service {
         var maxConnections = 10_000
         /// An idle keep-alive connection is closed after this many seconds.
         var idleTimeoutSeconds = 120
-        /// A request must arrive whole within this many seconds of its first byte (else 408).
+        /// A request's line and headers must arrive within this many seconds of its first byte, and
+        /// its body may pause no longer than this between reads (else 408): a 100 MiB upload over a
+        /// slow link takes minutes, which is fine while bytes keep coming (nginx's
+        /// `client_header_timeout` and `client_body_timeout`).
         var requestTimeoutSeconds = 30
         /// Largest request line plus header section, in bytes (else 431).
         var maxHeaderBytes = 16 * 1024
@@ -731,7 +734,8 @@ private final class EventLoop: @unchecked Sendable {
         for c in Array(connections.values) {
             switch c.phase {
             case .reading:
-                if let started = c.requestStartedMs, t - started > Int64(configuration.requestTimeoutSeconds) * 1000 {
+                let limit = Int64(configuration.requestTimeoutSeconds) * 1000
+                if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
                     reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
                 } else if c.requestStartedMs == nil
                     && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
@@ -833,6 +837,8 @@ private final class Connection {
     var wantsWrite = false
     var lastActivityMs: Int64
     var requestStartedMs: Int64?
+    /// The request's headers are in and its body is arriving (timed by the gap between reads).
+    var receivingBody = false
     var keepAlive = true
     /// A chunk of a `BodySource` body has been asked for and not delivered yet.
     var chunkPending = false
@@ -880,6 +886,7 @@ private final class Connection {
         inValue = false
         headerBytes = 0
         body = []
+        receivingBody = false
         requestStartedMs = loop?.now
     }
 
@@ -997,6 +1004,7 @@ private final class Connection {
             output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)  // written when the parser returns
         }
         keepAlive = http_should_keep_alive(parser) != 0
+        receivingBody = true
         return true
     }
 
