@@ -37,7 +37,8 @@ struct ProfileApp: ServiceApp {
         throws
     {
         let replica = SQLiteProfileStore.replica(database: database, auth: auth)
-        let users = SQLiteProfileStore(database: database, replica: replica)
+        let users = SQLiteProfileStore(
+            database: database, replica: replica, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
         let postStore = SQLitePostStore(database: database, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
         let engagementStore = SQLiteEngagementStore(database: database)
         let records = SQLiteMediaRecordStore(database: database)

@@ -232,6 +232,11 @@ struct MediaEndToEndTests {
         let photoSize = try Self.size(photo.body)
         #expect(photo.status == 200 && photoSize == (320, 320))
         #expect(try http.request("GET", "/v1/me", token: token).object["profilePhotoURL"] as? String == firstURL)
+        // The edit form sent back with the photo's path unchanged is no change (not an invalid URL).
+        let edited = try http.request(
+            "PATCH", "/v1/me/profile", token: token, json: ["bio": "hi", "profilePhotoURL": firstURL])
+        #expect(edited.status == 200 && edited.object["profilePhotoURL"] as? String == firstURL, "\(edited.text)")
+        #expect(try http.request("GET", firstURL).status == 200)
 
         // A video is not a profile photo.
         let video = try MediaFiles.video(width: 160, height: 120, seconds: 1, container: "mp4")

@@ -48,6 +48,8 @@ protocol ProfileStore: Sendable {
 struct SQLiteProfileStore: ProfileStore {
     let database: Database
     let replica: IdentityReplica
+    /// How long an uploaded photo replaced by a URL edit is kept before the collector looks at it, in ms.
+    var mediaReleaseDelayMs: Int64 = 60_000
 
     /// The identity replica, creating an account's profile row (joined at the time the account
     /// was first seen) in the same transaction as its identity.
@@ -121,6 +123,7 @@ struct SQLiteProfileStore: ProfileStore {
 
     func update(userId: String, identity: Identity?, _ changes: ProfileChanges) async throws -> UserRecord {
         let replica = self.replica
+        let delay = mediaReleaseDelayMs
         return try await database.write { tx in
             guard let before = try Self.records(ids: [userId], on: tx.connection)[userId] else {
                 throw ServiceError.notFound("user")
@@ -128,7 +131,7 @@ struct SQLiteProfileStore: ProfileStore {
             if let identity { try replica.apply(identity, in: tx) }
             if changes.profilePhotoURL != nil || changes.clear.contains("profilePhotoURL") {
                 // A photo given as a URL replaces an uploaded one: that upload may be unused now.
-                try Self.releasePhoto(userId: userId, delayMs: 60_000, on: tx.connection)
+                try Self.releasePhoto(userId: userId, delayMs: delay, on: tx.connection)
             }
             // Each column: cleared, set, or left as it is.
             func value(_ key: String, _ new: String?, _ old: String?) -> String? {
