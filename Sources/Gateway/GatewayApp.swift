@@ -61,7 +61,7 @@ enum GatewayApp {
             let server = HTTPServer(
                 configuration: .init(
                     host: config.host, port: config.port, maxConnections: config.maxConnections,
-                    idleTimeoutSeconds: config.connectionTimeoutSeconds),
+                    idleTimeoutSeconds: config.connectionTimeoutSeconds, maxLargeBodyBytesInFlight: config.uploadBudgetBytes),
                 logger: logger,
                 bodyLimit: { method, path, headers in router.maxBodyBytes(method: method, rawPath: path, headers: headers) },
                 onServerAnswer: { status in

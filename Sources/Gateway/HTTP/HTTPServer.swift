@@ -45,6 +45,11 @@ final class HTTPServer: Service {
         /// Largest body, in bytes, unless `bodyLimit` says otherwise for a route (else 413):
         /// API.md's 1 MiB.
         var maxBodyBytes = 1 << 20
+        /// Bytes all bodies larger than `maxBodyBytes` (uploads) may hold at once, counted from
+        /// their declared length (or their limit, when chunked) until their handler returns; an
+        /// upload that would go over gets 503 `server_busy` with `Retry-After` before its body is
+        /// read, so concurrent uploads cannot exhaust the gateway's memory.
+        var maxLargeBodyBytesInFlight = 256 << 20
     }
 
     let configuration: Configuration
@@ -68,6 +73,7 @@ final class HTTPServer: Service {
     private let mailbox = Locked<[Message]>([])
     private let wake = Wakeup()
     private let openCount = Atomic<Int>(0)
+    private let largeBodyBytes = Atomic<Int>(0)
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let loopBox = Locked<EventLoop?>(nil)
 
@@ -140,6 +146,25 @@ final class HTTPServer: Service {
             defer { m.removeAll() }
             return m
         }
+    }
+
+    /// Bytes reserved by uploads being received or handled now.
+    var largeBodyBytesInFlight: Int { largeBodyBytes.load(ordering: .relaxed) }
+
+    /// Reserves `bytes` of the large-body budget. - Returns: false when they do not fit.
+    fileprivate func reserveLargeBody(_ bytes: Int) -> Bool {
+        var current = largeBodyBytes.load(ordering: .relaxed)
+        while true {
+            guard current + bytes <= configuration.maxLargeBodyBytesInFlight else { return false }
+            let (exchanged, original) = largeBodyBytes.compareExchange(
+                expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    fileprivate func releaseLargeBody(_ bytes: Int) {
+        if bytes > 0 { largeBodyBytes.subtract(bytes, ordering: .relaxed) }
     }
 
     fileprivate func connectionOpened() { openCount.add(1, ordering: .relaxed) }
@@ -515,8 +540,11 @@ private final class EventLoop: @unchecked Sendable {
         let request = c.takeRequest()
         let id = c.id
         let server = self.server
+        let reserved = c.reservedBodyBytes
+        c.reservedBodyBytes = 0
         Task {
             let response = await server.handler(request)
+            server.releaseLargeBody(reserved)  // the body went with the request
             server.post(.respond(id, response))
         }
     }
@@ -721,6 +749,8 @@ private final class EventLoop: @unchecked Sendable {
 
     func closeNow(_ c: Connection) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
+        server.releaseLargeBody(c.reservedBodyBytes)
+        c.reservedBodyBytes = 0
         epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
         close(c.fd)
         server.connectionClosed()
@@ -839,6 +869,8 @@ private final class Connection {
     var requestStartedMs: Int64?
     /// The request's headers are in and its body is arriving (timed by the gap between reads).
     var receivingBody = false
+    /// Bytes of the large-body budget this connection's upload holds (0: none).
+    var reservedBodyBytes = 0
     var keepAlive = true
     /// A chunk of a `BodySource` body has been asked for and not delivered yet.
     var chunkPending = false
@@ -994,6 +1026,16 @@ private final class Connection {
             if p.content_length > UInt64(bodyLimit) {
                 return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
             }
+        }
+        if bodyLimit > limits.maxBodyBytes, let server = loop?.server {
+            // An upload: counted against the budget for large bodies before any of it is read.
+            let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? Int(p.content_length) : bodyLimit
+            guard server.reserveLargeBody(declared) else {
+                return refuse(503, "server_busy", "too many uploads are in progress; retry shortly")
+            }
+            reservedBodyBytes = declared
+        }
+        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
             // Room for the declared body at once: growing by doubling would briefly hold it twice.
             body.reserveCapacity(Int(p.content_length))
         }
