@@ -22,8 +22,10 @@ public enum MediaFiles {
 
     /// GPS position written into the fixtures: 48°51'24" N, 2°17'40" E.
     public static let latitude: [(UInt32, UInt32)] = [(48, 1), (51, 1), (2400, 100)]
+    /// 2°17'40" E, as EXIF rationals.
     public static let longitude: [(UInt32, UInt32)] = [(2, 1), (17, 1), (4000, 100)]
 
+    /// An XMP packet with GPS position and a creator.
     public static let xmp = """
         <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\
         <rdf:Description rdf:about="" xmlns:exif="http://ns.adobe.com/exif/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/" \
@@ -31,6 +33,7 @@ public enum MediaFiles {
         </rdf:Seq></dc:creator></rdf:Description></rdf:RDF></x:xmpmeta>
         """
 
+    /// A JPEG marker segment: `FF marker`, the big-endian length, the payload (ITU T.81 B.1.1.4).
     public static func segment(_ marker: UInt8, _ payload: [UInt8]) -> [UInt8] {
         let length = payload.count + 2
         return [0xFF, marker, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
@@ -233,6 +236,8 @@ public enum MediaFiles {
     }
 }
 
+/// A command-line tool the fixtures need is missing or failed; says which Debian package has it.
 public struct ToolMissing: Error, CustomStringConvertible {
+    /// What is missing or what failed.
     public let description: String
 }

@@ -10,8 +10,9 @@ extension Profile {
         public var url: String
         /// `square320` (video: made from the poster frame), relative like `url`.
         public var thumbnailURL: String
-        /// The upright original's size, in pixels.
+        /// The upright original's width, in pixels.
         public var width: Int
+        /// The upright original's height, in pixels.
         public var height: Int
         /// A video's duration in ms; nil for a photo.
         public var durationMs: Int?
@@ -36,6 +37,7 @@ extension Profile {
         /// Not retried after a lost peer: the bytes are large and the client may upload again.
         public static let isIdempotent = false
         public struct Request: Codable, Sendable {
+            /// The uploader (the gateway's authenticated caller).
             public var ownerId: String
             /// The `Content-Type` the client declared (a named type must match the bytes).
             public var contentType: String?
@@ -57,7 +59,9 @@ extension Profile {
         /// The most bytes one reply carries (1 MiB).
         public static let maxChunkBytes = 1 << 20
         public struct Request: Codable, Sendable {
+            /// The media id (64 lowercase hex digits); anything else is 404.
             public var id: String
+            /// `original`, `1080`, `640`, `square320` or `poster`.
             public var variant: String
             /// Byte offset into the file.
             public var offset: Int
@@ -70,6 +74,7 @@ extension Profile {
                 self.length = length
             }
         }
+        /// What the variant is; its bytes follow in the binary frame.
         public struct Reply: Codable, Sendable {
             /// The whole file's size, in bytes.
             public var size: Int
@@ -109,10 +114,15 @@ extension Profile {
         public static let type = "profile.create_media_post"
         public static let isIdempotent = false
         public struct Request: Codable, Sendable {
+            /// The caller, who must have uploaded `mediaId`.
             public var ownerId: String
+            /// `photo` or `video`, matching the upload's kind.
             public var postType: String
+            /// A `Media.id` the caller uploaded.
             public var mediaId: String
+            /// Up to 2,200 characters; nil for none.
             public var caption: String?
+            /// Users to tag, as typed (at most 20).
             public var taggedUsernames: [String]
             public init(ownerId: String, postType: String, mediaId: String, caption: String?, taggedUsernames: [String]) {
                 self.ownerId = ownerId
