@@ -21,6 +21,9 @@ struct MediaController: Controller {
     /// `Cache-Control` of every variant: its bytes never change (RFC 8246 `immutable`).
     static let cacheControl = "public, max-age=31536000, immutable"
 
+    /// The body limit of a profile photo, whatever is declared.
+    static func photoLimit(_ headers: HTTPHeaders) -> Int { maxPhotoBytes }
+
     /// The body limit for a declared `Content-Type`: photos' for `image/*`, else the overall one
     /// (ProfileService sniffs the bytes and applies the limit of what they are).
     static func uploadLimit(_ headers: HTTPHeaders) -> Int {
@@ -36,7 +39,7 @@ struct MediaController: Controller {
                 binary: request.http.body, timeoutMs: Self.uploadTimeoutMs)
             return try .json(201, media)
         }
-        routes.addRaw("PUT", "/v1/me/profile/photo", maxBodyBytes: { _ in Self.maxPhotoBytes }) { request in
+        routes.addRaw("PUT", "/v1/me/profile/photo", maxBodyBytes: Self.photoLimit) { request in
             let (me, _) = try await profile.call(
                 Profile.SetProfilePhoto.self,
                 .init(ownerId: try request.userId, contentType: request.http.header("content-type")),

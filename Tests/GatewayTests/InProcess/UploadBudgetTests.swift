@@ -16,12 +16,12 @@ import Testing
             var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
             configuration.maxBodyBytes = 10
             configuration.maxLargeBodyBytesInFlight = 100
-            server = HTTPServer(
-                configuration: configuration, logger: Logger(service: "test", minimum: .error),
-                bodyLimit: { _, path, _ in path == "/upload" ? 1_000 : nil }
-            ) { request in
+            let handler: @Sendable (HTTPRequest) async -> HTTPResponse = { request in
                 .json(status: 200, bytes: Array(#"{"bodyBytes":\#(request.body.count)}"#.utf8))
             }
+            server = HTTPServer(
+                configuration: configuration, logger: Logger(service: "test", minimum: .error),
+                bodyLimit: { _, path, _ in path == "/upload" ? 1_000 : nil }, handler: handler)
             port = try server.start()
         }
 
