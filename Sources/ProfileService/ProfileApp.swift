@@ -55,8 +55,10 @@ struct ProfileApp: ServiceApp {
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))
         media = MediaHandlers(
             records: records, users: users, posts: posts, files: files, processor: try MediaProcessor(),
-            processing: MediaWorkers(label: "profile.media.process", count: configuration.mediaWorkers),
-            io: MediaWorkers(label: "profile.media.io", count: 8), collector: collector,
+            processing: MediaWorkers(
+                label: "profile.media.process", count: configuration.mediaWorkers,
+                queueLimit: configuration.mediaQueueLimit),
+            io: MediaWorkers(label: "profile.media.io", count: 8, queueLimit: 10_000), collector: collector,
             graceMs: configuration.mediaGraceMs, releaseDelayMs: configuration.mediaCollectDelayMs)
     }
 

@@ -17,6 +17,9 @@ struct ProfileConfiguration: Sendable {
     /// `PROFILE_MEDIA_WORKERS`: uploads decoded and encoded at once, off the request loop (1...64,
     /// default 2); more wait their turn.
     var mediaWorkers = 2
+    /// `PROFILE_MEDIA_QUEUE_LIMIT`: uploads that may wait for a worker (0...100,000, default 64);
+    /// past it an upload gets 503 `busy` with `Retry-After`.
+    var mediaQueueLimit = 64
     /// `PROFILE_MEDIA_GRACE_MS`: how long an upload no post or profile uses is kept, in ms (default
     /// 24 h), so an upload made for a post being composed is not lost.
     var mediaGraceMs: Int64 = 24 * 3_600_000
@@ -38,6 +41,7 @@ struct ProfileConfiguration: Sendable {
         inviteURL = env.string("PROFILE_INVITE_URL", default: inviteURL)
         mediaDirectory = env.optionalString("PROFILE_MEDIA_DIR")
         mediaWorkers = try env.int("PROFILE_MEDIA_WORKERS", default: mediaWorkers, range: 1...64)
+        mediaQueueLimit = try env.int("PROFILE_MEDIA_QUEUE_LIMIT", default: mediaQueueLimit, range: 0...100_000)
         mediaGraceMs = Int64(try env.int("PROFILE_MEDIA_GRACE_MS", default: Int(mediaGraceMs), range: 0...Int(Int32.max) * 1000))
         mediaCollectDelayMs = Int64(
             try env.int("PROFILE_MEDIA_GC_DELAY_MS", default: Int(mediaCollectDelayMs), range: 0...Int(Int32.max) * 1000))
