@@ -75,4 +75,21 @@ import Testing
         try await posts.delete(id: post.id, by: owner.id)
         #expect(try await collect(store, at: Timestamp.nowMs()) == [id])
     }
+
+    @Test func mediaWhoseFilesCannotBeRemovedKeepsItsRowsAndIsRetriedLater() async throws {
+        struct Refused: Error {}
+        let f = try await ProfileFixture()
+        let store = SQLiteMediaRecordStore(database: f.database)
+        let stuck = String(repeating: "d", count: 64)
+        let fine = String(repeating: "e", count: 64)
+        try await store.claim(Self.record(stuck, "u1"), nowMs: 10_000, graceMs: grace)
+        try await store.claim(Self.record(fine, "u1"), nowMs: 10_000, graceMs: grace)
+        let removed = try await store.collect(nowMs: 20_000, graceMs: grace, limit: 100) { id in
+            if id == stuck { throw Refused() }
+        }
+        #expect(removed == [fine])
+        #expect(try await store.exists(id: stuck))
+        #expect(try await collect(store, at: 20_000 + SQLiteMediaRecordStore.retryDelayMs - 1).isEmpty)
+        #expect(try await collect(store, at: 20_000 + SQLiteMediaRecordStore.retryDelayMs) == [stuck])
+    }
 }

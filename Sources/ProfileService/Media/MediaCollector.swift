@@ -26,7 +26,10 @@ struct MediaCollector: Service {
             while true {
                 let removed = try await records.collect(nowMs: Timestamp.nowMs(), graceMs: graceMs, limit: 100) { hex in
                     guard let id = MediaID(hex) else { return }
-                    do throws(MediaError) { try files.delete(id) } catch { throw ServiceError(error) }
+                    do throws(MediaError) { try files.delete(id) } catch {
+                        logger.warning("media.remove_failed", metadata: ["media.id": hex, "error": error.detail])
+                        throw ServiceError(error)
+                    }
                 }
                 if !removed.isEmpty { logger.info("media.collected", metadata: ["count": "\(removed.count)"]) }
                 if removed.count < 100 { return }

@@ -71,7 +71,8 @@ protocol MediaRecordStore: Sendable {
 
     /// Removes the media due for a look that nothing uses: no post, no profile photo, no fresh
     /// unattached upload (younger than `graceMs`). `remove` deletes an id's files and runs inside
-    /// the transaction that deletes its rows. At most `limit` ids per call.
+    /// the transaction that deletes its rows; when it throws, the rows stay and the id is looked at
+    /// again an hour later. At most `limit` ids per call.
     /// - Returns: the ids removed.
     func collect(nowMs: Int64, graceMs: Int64, limit: Int, remove: @escaping @Sendable (String) throws -> Void)
         async throws -> [String]
@@ -81,6 +82,9 @@ protocol MediaRecordStore: Sendable {
 /// (attach, release) are static here so the SQL stays in one place.
 struct SQLiteMediaRecordStore: MediaRecordStore {
     let database: Database
+
+    /// When media whose files could not be removed is looked at again, in ms.
+    static let retryDelayMs: Int64 = 3_600_000
 
     /// Marks `ownerId`'s upload `id` as used by a post or profile photo.
     /// - Returns: the record, or nil when `ownerId` has no such upload.
@@ -159,8 +163,13 @@ struct SQLiteMediaRecordStore: MediaRecordStore {
                     try Self.release(id: id, dueMs: newest + graceMs, on: c)
                     continue
                 }
+                // Files first: if they cannot all be removed, the rows stay and the id is looked at
+                // again in an hour, instead of failing the whole batch every time.
+                do { try remove(id) } catch {
+                    try Self.release(id: id, dueMs: nowMs + Self.retryDelayMs, on: c)
+                    continue
+                }
                 try c.query("DELETE FROM media WHERE id = ?", [id])
-                try remove(id)
                 removed.append(id)
             }
             return removed
