@@ -20,16 +20,23 @@ let package = Package(
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "CHTTPParser", providers: [.apt(["libhttp-parser-dev"])]),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // libvips's headers include glib's, outside the default include path. pkg-config finds them through
+        // glib-2.0 (clean flags); vips.pc would add `-pthread` (from OpenEXR), which SwiftPM refuses with a warning.
+        .systemLibrary(name: "CVips", pkgConfig: "glib-2.0", providers: [.apt(["libvips-dev"])]),
+        .systemLibrary(
+            name: "CFFmpeg",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         // glibc's resolver state (resolv.h): HostLookup caps its DNS waits per thread.
         .systemLibrary(name: "CResolv", providers: [.apt(["libc6-dev"])]),
         .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv"]),
+        .target(name: "Media", dependencies: ["CVips", "CFFmpeg", "CSodium"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
-        .executableTarget(name: "ProfileService", dependencies: ["Shared"]),
+        .executableTarget(name: "ProfileService", dependencies: ["Shared", "Media"]),
         .executableTarget(name: "Gateway", dependencies: ["Shared", "CHTTPParser"], plugins: ["EmbedOpenAPI"]),
         .executableTarget(name: "EmbedResource"),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedResource"]),
-        .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport"]),
+        .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport", "Media"]),
         .executableTarget(name: "LoadTest", dependencies: ["Shared", "TestSupport", "CZMQ", "CCurl", "CSodium"]),
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
@@ -37,6 +44,7 @@ let package = Package(
         .testTarget(name: "NotificationServiceTests", dependencies: ["NotificationService", "Shared", "TestSupport"]),
         .testTarget(name: "ProfileServiceTests", dependencies: ["ProfileService", "Shared", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Shared", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

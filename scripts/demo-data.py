@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Loads the seeds' mock notification screen through the public HTTP API.
 
-User `demo` (password `demo-password`) with one photo post and 100 notifications alternating
+User `demo` (password `demo-password`) with a profile photo, one photo post and 100 notifications alternating
 follow and like (as in the seed's NotificationViewModel.addMockData): actor 0 follows, actor 1
 likes, ... ; demo follows back the actors of the first 50, so their follow notifications show
-`following`. Running it again on the same data changes nothing.
+`following`. The pictures are PNGs drawn here at load time and uploaded as raw bytes
+(`PUT /v1/me/profile/photo`, `POST /v1/media`), so the post and the photo are served by the
+backend itself (`/media/{id}/{variant}`). Running it again on the same data changes nothing.
 
 Usage: scripts/demo-data.py [--url http://127.0.0.1:8080]
 """
@@ -13,9 +15,9 @@ import concurrent.futures
 import http.client
 import json
 import sys
+import struct
 import urllib.parse
-
-IMG = "https://i.stack.imgur.com/GsDIl.jpg"  # the seed's photo URL
+import zlib
 
 
 def call(url, method, path, body=None, token=None):
@@ -29,6 +31,30 @@ def call(url, method, path, body=None, token=None):
     data = r.read()
     conn.close()
     return r.status, (json.loads(data) if data else None)
+
+
+def png(width, height, hue):
+    """An RGB PNG (RFC 2083) of soft diagonal bands, drawn here so the demo needs no files."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = bytearray()
+    for y in range(height):
+        rows.append(0)
+        for x in range(width):
+            t = (x + y) * 255 // (width + height)
+            rows += bytes(((t + hue) % 256, (255 - t + hue // 2) % 256, (x * 255 // width + hue * 3) % 256))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(bytes(rows), 6)) + chunk(b"IEND", b""))
+
+
+def upload(url, method, path, data, token):
+    u = urllib.parse.urlparse(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn.request(method, path, body=data, headers={"Content-Type": "image/png", "Authorization": "Bearer " + token})
+    r = conn.getresponse()
+    body = r.read()
+    conn.close()
+    return r.status, (json.loads(body) if body else None)
 
 
 def account(url, username, password, name):
@@ -51,8 +77,14 @@ def main():
     if not created:
         print("demo-data: user demo already exists; nothing to load")
         return
-    st, post = call(url, "POST", "/v1/posts", {"postType": "photo", "mediaURL": IMG, "thumbnailURL": IMG,
-                                               "caption": "Caption"}, token=demo)
+    st, me = upload(url, "PUT", "/v1/me/profile/photo", png(320, 320, 40), demo)
+    if st != 200:
+        sys.exit(f"demo-data: profile photo failed: {st} {me}")
+    st, media = upload(url, "POST", "/v1/media", png(1080, 1080, 160), demo)
+    if st != 201:
+        sys.exit(f"demo-data: upload failed: {st} {media}")
+    st, post = call(url, "POST", "/v1/posts", {"postType": "photo", "mediaId": media["id"], "caption": "Caption"},
+                    token=demo)
     if st != 201:
         sys.exit(f"demo-data: post failed: {st} {post}")
 

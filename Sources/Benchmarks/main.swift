@@ -10,6 +10,7 @@ case "auth": try await AuthBenchmark.run(options)
 case "profile": try await ProfileBenchmark.run(options)
 case "gateway": try await GatewayBenchmark.run(options)
 case "notification": try await NotificationBenchmark.run(options)
+case "media": try await MediaBenchmark.run(options)
 default:
     print("usage: Benchmarks <auth|notification|profile|gateway> [options]")
 }

@@ -42,6 +42,7 @@ enum GatewayApp {
                 UsersController(profile: backends.profile, graph: backends.graph, users: users),
                 PostsController(profile: backends.profile, graph: backends.graph),
                 SettingsController(profile: backends.profile),
+                MediaController(profile: backends.profile),
                 NotificationsController(
                     graph: backends.graph, users: users, hub: hub, live: live, logger: logger,
                     streamBufferBytes: config.streamBufferBytes),
@@ -60,9 +61,9 @@ enum GatewayApp {
             let server = HTTPServer(
                 configuration: .init(
                     host: config.host, port: config.port, maxConnections: config.maxConnections,
-                    idleTimeoutSeconds: config.connectionTimeoutSeconds),
+                    idleTimeoutSeconds: config.connectionTimeoutSeconds, maxLargeBodyBytesInFlight: config.uploadBudgetBytes),
                 logger: logger,
-                bodyLimit: { method, path in router.maxBodyBytes(method: method, rawPath: path) },
+                bodyLimit: { method, path, headers in router.maxBodyBytes(method: method, rawPath: path, headers: headers) },
                 onServerAnswer: { status in
                     metrics.recordRequest(route: "unmatched", method: "other", status: status, seconds: 0)
                 },
@@ -173,7 +174,8 @@ struct Dispatcher: Sendable {
                 let query = try Query(http.rawQuery)
                 response = try await RequestTrace.$id.withValue(trace) {
                     let session = route.authenticated ? try await authenticator.authenticate(http) : nil
-                    if !http.body.isEmpty { _ = try JSONBody(http) }  // 415 / 400 for any route given a body
+                    // 415 / 400 for any route given a body, except an upload's
+                    if !http.body.isEmpty && !route.rawBody { _ = try JSONBody(http) }
                     return try await route.handler(
                         Request(
                             http: http, parameters: Parameters(values: params), query: query, session: session,

@@ -1,3 +1,5 @@
+import Foundation
+import Media
 import Shared
 
 /// ProfileService: profiles, posts, likes, comments, tags and settings; publishes `profile.*`
@@ -13,25 +15,51 @@ struct ProfileApp: ServiceApp {
     let posts: PostHandlers
     let engagement: EngagementHandlers
     let settings: SettingsHandlers
+    let media: MediaHandlers
 
-    /// - Throws: `ZMQError` when AuthService's endpoint is invalid.
+    /// - Throws: `ConfigurationError` for a bad `PROFILE_*` value, `ZMQError` when AuthService's
+    ///   endpoint is invalid, `MediaError` when the media directory cannot be made or libvips not
+    ///   started.
     init(runtime: ServiceRuntime, database: Database) throws {
-        self.init(
-            configuration: ProfileConfiguration(env: runtime.env), database: database,
-            auth: try runtime.client(for: .auth))
+        var configuration = try ProfileConfiguration(env: runtime.env)
+        if configuration.mediaDirectory == nil {
+            configuration.mediaDirectory = FileMediaStore.defaultRoot(dataDirectory: try runtime.env.dataDirectory())
+        }
+        try self.init(
+            configuration: configuration, database: database, auth: try runtime.client(for: .auth),
+            logger: runtime.logger)
     }
 
-    /// Builds the service (also what the in-process tests use).
-    init(configuration: ProfileConfiguration, database: Database, auth: RPCClient) {
+    /// Builds the service (also what the in-process tests use; without a media directory, uploads
+    /// go to a new temporary one).
+    /// - Throws: `MediaError` when the media directory cannot be made or libvips not started.
+    init(configuration: ProfileConfiguration, database: Database, auth: RPCClient, logger: Logger = Logger(service: "profile"))
+        throws
+    {
         let replica = SQLiteProfileStore.replica(database: database, auth: auth)
-        let users = SQLiteProfileStore(database: database, replica: replica)
-        let postStore = SQLitePostStore(database: database)
+        let users = SQLiteProfileStore(
+            database: database, replica: replica, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
+        let postStore = SQLitePostStore(database: database, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
         let engagementStore = SQLiteEngagementStore(database: database)
+        let records = SQLiteMediaRecordStore(database: database)
+        let root =
+            configuration.mediaDirectory ?? "\(NSTemporaryDirectory())/profile-media"
+        let files = try FileMediaStore(root: root)
+        let collector = MediaCollector(
+            records: records, files: files, graceMs: configuration.mediaGraceMs, delayMs: configuration.mediaCollectDelayMs,
+            intervalMs: configuration.mediaCollectIntervalMs, logger: logger)
         self.replica = replica
         profiles = ProfileHandlers(users: users, posts: postStore, auth: auth)
-        posts = PostHandlers(users: users, posts: postStore)
+        posts = PostHandlers(users: users, posts: postStore, released: { await collector.released() })
         engagement = EngagementHandlers(users: users, engagement: engagementStore)
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))
+        media = MediaHandlers(
+            records: records, users: users, posts: posts, files: files, processor: try MediaProcessor(),
+            processing: MediaWorkers(
+                label: "profile.media.process", count: configuration.mediaWorkers,
+                queueLimit: configuration.mediaQueueLimit),
+            io: MediaWorkers(label: "profile.media.io", count: 8, queueLimit: 10_000), collector: collector,
+            graceMs: configuration.mediaGraceMs, releaseDelayMs: configuration.mediaCollectDelayMs)
     }
 
     func register(on host: ServiceHost) {
@@ -39,6 +67,11 @@ struct ProfileApp: ServiceApp {
         posts.register(on: host)
         engagement.register(on: host)
         settings.register(on: host)
+        media.register(on: host)
+    }
+
+    func backgroundServices() -> [(name: String, service: any Service)] {
+        [("media.collector", media.collector)]
     }
 
     func subscribe(_ events: EventSubscriptions) throws {

@@ -146,7 +146,7 @@ import Testing
             service: "auth", endpoint: "tcp://127.0.0.1:1", context: f.zmq, logger: Logger(service: "test", minimum: .error),
             defaultTimeoutMs: 2_000)
         defer { down.shutdown() }
-        let app = ProfileApp(configuration: ProfileConfiguration(), database: f.database, auth: down)
+        let app = try ProfileApp(configuration: ProfileConfiguration(), database: f.database, auth: down)
         #expect(try await app.profiles.require(alice.id).name == "Alice")
         #expect(try await app.profiles.header("alice").user.id == alice.id)
         let unavailable: Set<Int> = [503, 504]

@@ -53,7 +53,7 @@ import Testing
         // A second app on the same database file (a restart, in-process) reads it back.
         let reopened = try Database(
             path: "\(f.directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations)
-        let app = ProfileApp(configuration: ProfileConfiguration(), database: reopened, auth: f.authClient)
+        let app = try ProfileApp(configuration: ProfileConfiguration(), database: reopened, auth: f.authClient)
         let store = SQLiteProfileStore(database: reopened, replica: app.replica)
         #expect(try await store.user(id: a.id)?.saveOriginalPosts == true)
         #expect(try await store.user(id: b.id)?.saveOriginalPosts == false)
@@ -66,7 +66,7 @@ import Testing
     }
 
     @Test func urlsComeFromTheConfiguration() async throws {
-        let configuration = ProfileConfiguration(
+        let configuration = try ProfileConfiguration(
             env: Environment([
                 "PROFILE_TERMS_URL": "https://example.com/terms", "PROFILE_PRIVACY_URL": "https://example.com/privacy",
                 "PROFILE_HELP_URL": "https://example.com/help", "PROFILE_INVITE_URL": "https://example.com/invite",

@@ -31,6 +31,31 @@ struct GoldenJSONTests {
         )
     }
 
+    @Test func mediaMessages() throws {
+        func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
+        let id = String(repeating: "ab", count: 32)
+        #expect(
+            try json(Profile.UploadMedia.Request(ownerId: "u1", contentType: "image/jpeg"))
+                == #"{"ownerId":"u1","contentType":"image/jpeg"}"#)
+        #expect(
+            try json(
+                Profile.Media(
+                    id: id, kind: "video", url: "/media/\(id)/original", thumbnailURL: "/media/\(id)/square320", width: 1920,
+                    height: 1080, durationMs: 3000))
+                == #"{"id":"\#(id)","kind":"video","url":"/media/\#(id)/original","thumbnailURL":"/media/\#(id)/square320","width":1920,"height":1080,"durationMs":3000}"#
+        )
+        #expect(
+            try json(Profile.ReadMedia.Request(id: id, variant: "poster", offset: 1_048_576, length: 1_048_576))
+                == #"{"id":"\#(id)","variant":"poster","offset":1048576,"length":1048576}"#)
+        #expect(
+            try json(Profile.ReadMedia.Reply(size: 12, contentType: "image/jpeg", etag: "\"\(id)-poster\""))
+                == #"{"size":12,"contentType":"image/jpeg","etag":"\"\#(id)-poster\""}"#)
+        #expect(
+            try json(
+                Profile.CreateMediaPost.Request(ownerId: "u1", postType: "photo", mediaId: id, caption: nil, taggedUsernames: []))
+                == #"{"ownerId":"u1","postType":"photo","mediaId":"\#(id)","taggedUsernames":[]}"#)
+    }
+
     @Test func eventEnvelopeAndOutboxAgree() throws {
         let body = Graph.FollowChanged(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false)
         let typed = EventEnvelope(

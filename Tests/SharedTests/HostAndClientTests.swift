@@ -23,6 +23,39 @@ struct HostAndClientTests {
         }
     }
 
+    @Test func binaryFramesTravelBesideTheEnvelopeAndOneFrameMessagesStayOneFrame() async throws {
+        let context = ZMQContext()
+        let host = ServiceHost(
+            name: "bin", context: context, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*", database: nil,
+            logger: logger)
+        host.onBinary(TestRPC.Echo.self) { request, bytes, _ in
+            (.init(text: "\(request.text):\(bytes?.count ?? -1)"), bytes.map { Array($0.reversed()) })
+        }
+        try host.start()
+        defer { host.stop() }
+        let endpoint = host.boundEndpoints.withLock { $0.rpc }
+        let client = try RPCClient(service: "bin", endpoint: endpoint, context: context, logger: logger)
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        let big = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+        let (reply, back) = try await client.call(TestRPC.Echo.self, .init(text: "up"), binary: big, timeoutMs: 10_000)
+        #expect(reply.text == "up:3000000" && back == Array(big.reversed()))
+        let (emptyReply, emptyBack) = try await client.call(TestRPC.Echo.self, .init(text: "e"), binary: [], timeoutMs: 10_000)
+        #expect(emptyReply.text == "e:0" && emptyBack == [])
+        let plain = try await client.call(TestRPC.Echo.self, .init(text: "plain"), timeoutMs: 10_000)
+        #expect(plain.text == "plain:-1")
+        // On the wire, a request without bytes is [delimiter, envelope] and so is its reply.
+        let frames = try await Task.detached { () -> [[UInt8]]? in
+            let dealer = try ZMQSocket(context, .dealer)
+            try dealer.set(ZMQ_RCVTIMEO, 5_000)
+            try dealer.connect(endpoint)
+            let envelope = #"{"v":1,"id":"r1","type":"test.echo","deadline":99999999999999,"trace":"t","body":{"text":"raw"}}"#
+            try dealer.send([[], Array(envelope.utf8)])
+            return try dealer.receive()
+        }.value
+        #expect(frames?.count == 2 && frames?.first == [])
+    }
+
     @Test func unknownTypeAndMalformedBodyGetErrorReplies() async throws {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)

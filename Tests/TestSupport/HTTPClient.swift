@@ -63,6 +63,33 @@ public struct HTTPClient: Sendable {
     }
 }
 
+extension HTTPClient {
+    /// Sends only a request's head (with `Content-Length: contentLength`, no body) and reads the
+    /// reply until the server closes: what a server that refuses early answers.
+    /// - Throws: `TestSupportError` when the connection fails.
+    public func requestHeadOnly(
+        _ method: String, _ path: String, token: String? = nil, headers: [String: String] = [:], contentLength: Int,
+        timeoutSeconds: Int = 30
+    ) throws -> HTTPResponse {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Length: \(contentLength)\r\n"
+        if let token { head += "Authorization: Bearer \(token)\r\n" }
+        for (k, v) in headers { head += "\(k): \(v)\r\n" }
+        head += "\r\n"
+        let fd = try connectSocket(host: host, port: port, timeoutSeconds: timeoutSeconds)
+        defer { close(fd) }
+        try sendAll(fd, Array(head.utf8))
+        var data: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = receiveSome(fd, &buf)
+            if n == 0 { break }
+            if n < 0 { throw TestSupportError("recv failed after \(data.count) bytes: errno \(errno)") }
+            data.append(contentsOf: buf[0..<n])
+        }
+        return try parseResponse(data)
+    }
+}
+
 func connectSocket(host: String, port: Int, timeoutSeconds: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw TestSupportError("socket failed") }

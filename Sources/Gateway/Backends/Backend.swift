@@ -14,6 +14,15 @@ struct Backend: Sendable {
     /// Calls the service.
     /// - Throws: `ServiceError` (the service's own, or 503 `service_unavailable` / 504 `service_timeout`).
     func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int? = nil) async throws -> R.Reply {
+        try await call(rpc, request, binary: nil, timeoutMs: timeoutMs).reply
+    }
+
+    /// Calls the service with raw bytes in a binary frame after the envelope (nil: none).
+    /// - Returns: the reply, and the binary frame after it (nil: none).
+    /// - Throws: as `call(_:_:timeoutMs:)`.
+    func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, binary: [UInt8]?, timeoutMs: Int? = nil) async throws -> (
+        reply: R.Reply, binary: [UInt8]?
+    ) {
         let start = DispatchTime.now().uptimeNanoseconds
         var outcome = "ok"
         defer {
@@ -22,7 +31,8 @@ struct Backend: Sendable {
                 seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
         }
         do {
-            return try await client.call(rpc, request, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id)
+            return try await client.call(
+                rpc, request, binary: binary, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id)
         } catch let error as ServiceError {
             switch error.code {
             case "service_unavailable": outcome = "unavailable"

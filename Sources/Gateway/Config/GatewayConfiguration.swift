@@ -30,6 +30,10 @@ struct GatewayConfiguration: Sendable {
     var maxStreams = 8_000
     /// `GATEWAY_CONNECTION_TIMEOUT_SECONDS`: idle keep-alive connection timeout (default 120 s).
     var connectionTimeoutSeconds = 120
+    /// `GATEWAY_UPLOAD_BUDGET_BYTES`: bytes all uploads being received or handled may hold at once
+    /// (default 256 MiB, at least one 100 MiB video); past it an upload gets 503 `server_busy` with
+    /// `Retry-After` before its body is read.
+    var uploadBudgetBytes = 256 << 20
     /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
     /// is believed (default none: the TCP peer is the client).
     var trustedProxies: Set<String> = []
@@ -51,6 +55,8 @@ struct GatewayConfiguration: Sendable {
         let defaultConnections = max(64, fileLimit - 1_024)
         maxConnections = try env.int("GATEWAY_MAX_CONNECTIONS", default: defaultConnections, range: 1...1_000_000)
         maxStreams = try env.int("GATEWAY_MAX_STREAMS", default: max(1, maxConnections * 4 / 5), range: 0...1_000_000)
+        uploadBudgetBytes = try env.int(
+            "GATEWAY_UPLOAD_BUDGET_BYTES", default: uploadBudgetBytes, range: (100 << 20)...(1 << 40))
         connectionTimeoutSeconds = try env.int(
             "GATEWAY_CONNECTION_TIMEOUT_SECONDS", default: connectionTimeoutSeconds, range: 1...86_400)
         trustedProxies = Set(

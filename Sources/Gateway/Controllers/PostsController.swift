@@ -37,9 +37,20 @@ struct PostsController: Controller {
         }
     }
 
-    /// `POST /v1/posts` `{postType, mediaURL, thumbnailURL, caption?, taggedUsernames?}` → 201 `Post`.
+    /// `POST /v1/posts` `{postType, mediaURL, thumbnailURL, caption?, taggedUsernames?}` or
+    /// `{postType, mediaId, caption?, taggedUsernames?}` (the caller's own upload, else 404) → 201 `Post`.
     func create(_ request: Request) async throws -> HTTPResponse {
         let body = try request.body()
+        if body.has("mediaId") {
+            try body.allowOnly(["postType", "mediaId", "caption", "taggedUsernames"])
+            let post = try await profile.call(
+                Profile.CreateMediaPost.self,
+                .init(
+                    ownerId: try request.userId, postType: try body.string("postType"), mediaId: try body.string("mediaId"),
+                    caption: try body.optionalString("caption"),
+                    taggedUsernames: try body.optionalStrings("taggedUsernames") ?? []))
+            return try .json(201, post)
+        }
         try body.allowOnly(["postType", "mediaURL", "thumbnailURL", "caption", "taggedUsernames"])
         let post = try await profile.call(
             Profile.CreatePost.self,

@@ -31,7 +31,10 @@ final class HTTPServer: Service {
         var maxConnections = 10_000
         /// An idle keep-alive connection is closed after this many seconds.
         var idleTimeoutSeconds = 120
-        /// A request must arrive whole within this many seconds of its first byte (else 408).
+        /// A request's line and headers must arrive within this many seconds of its first byte, and
+        /// its body may pause no longer than this between reads (else 408): a 100 MiB upload over a
+        /// slow link takes minutes, which is fine while bytes keep coming (nginx's
+        /// `client_header_timeout` and `client_body_timeout`).
         var requestTimeoutSeconds = 30
         /// Largest request line plus header section, in bytes (else 431).
         var maxHeaderBytes = 16 * 1024
@@ -42,13 +45,18 @@ final class HTTPServer: Service {
         /// Largest body, in bytes, unless `bodyLimit` says otherwise for a route (else 413):
         /// API.md's 1 MiB.
         var maxBodyBytes = 1 << 20
+        /// Bytes all bodies larger than `maxBodyBytes` (uploads) may hold at once, counted from
+        /// their declared length (or their limit, when chunked) until their handler returns; an
+        /// upload that would go over gets 503 `server_busy` with `Retry-After` before its body is
+        /// read, so concurrent uploads cannot exhaust the gateway's memory.
+        var maxLargeBodyBytesInFlight = 256 << 20
     }
 
     let configuration: Configuration
     let logger: Logger
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
-    /// The body limit of a route (method, raw path), or nil for the default.
-    let bodyLimit: @Sendable (String, String) -> Int?
+    /// The body limit of a request (method, raw path, its headers), or nil for the default.
+    let bodyLimit: @Sendable (String, String, HTTPHeaders) -> Int?
     /// Told when the server answered by itself (status), for metrics.
     let onServerAnswer: @Sendable (Int) -> Void
     /// The answer to a well-formed request line whose method http-parser does not know (the
@@ -58,17 +66,20 @@ final class HTTPServer: Service {
     enum Message: Sendable {
         case respond(UInt64, HTTPResponse)
         case streamReady(UInt64)
+        /// The next chunk of a `BodySource` body (nil: it failed).
+        case chunk(UInt64, [UInt8]?)
         case stop
     }
     private let mailbox = Locked<[Message]>([])
     private let wake = Wakeup()
     private let openCount = Atomic<Int>(0)
+    private let largeBodyBytes = Atomic<Int>(0)
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let loopBox = Locked<EventLoop?>(nil)
 
     init(
         configuration: Configuration, logger: Logger,
-        bodyLimit: @escaping @Sendable (String, String) -> Int? = { _, _ in nil },
+        bodyLimit: @escaping @Sendable (String, String, HTTPHeaders) -> Int? = { _, _, _ in nil },
         onServerAnswer: @escaping @Sendable (Int) -> Void = { _ in },
         unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
@@ -135,6 +146,25 @@ final class HTTPServer: Service {
             defer { m.removeAll() }
             return m
         }
+    }
+
+    /// Bytes reserved by uploads being received or handled now.
+    var largeBodyBytesInFlight: Int { largeBodyBytes.load(ordering: .relaxed) }
+
+    /// Reserves `bytes` of the large-body budget. - Returns: false when they do not fit.
+    fileprivate func reserveLargeBody(_ bytes: Int) -> Bool {
+        var current = largeBodyBytes.load(ordering: .relaxed)
+        while true {
+            guard current + bytes <= configuration.maxLargeBodyBytesInFlight else { return false }
+            let (exchanged, original) = largeBodyBytes.compareExchange(
+                expected: current, desired: current + bytes, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+    }
+
+    fileprivate func releaseLargeBody(_ bytes: Int) {
+        if bytes > 0 { largeBodyBytes.subtract(bytes, ordering: .relaxed) }
     }
 
     fileprivate func connectionOpened() { openCount.add(1, ordering: .relaxed) }
@@ -387,7 +417,7 @@ private final class EventLoop: @unchecked Sendable {
                 // still answered, then the connection closes; anything else (an idle
                 // connection, a partial request, a stream) ends now.
                 switch c.phase {
-                case .processing, .writing:
+                case .processing, .writing, .sourcing:
                     c.peerClosed = true
                     c.keepAlive = false
                     c.wantsRead = false
@@ -415,7 +445,7 @@ private final class EventLoop: @unchecked Sendable {
                 c.input = []
                 pending.withUnsafeBytes { parse(c, $0) }
             }
-        case .processing, .writing:
+        case .processing, .writing, .sourcing:
             // The next request, pipelined: kept unparsed (bounded) until this one is answered.
             c.input.append(contentsOf: bytes)
             if c.input.count > 64 * 1024 {
@@ -510,8 +540,11 @@ private final class EventLoop: @unchecked Sendable {
         let request = c.takeRequest()
         let id = c.id
         let server = self.server
+        let reserved = c.reservedBodyBytes
+        c.reservedBodyBytes = 0
         Task {
             let response = await server.handler(request)
+            server.releaseLargeBody(reserved)  // the body went with the request
             server.post(.respond(id, response))
         }
     }
@@ -532,6 +565,19 @@ private final class EventLoop: @unchecked Sendable {
             respond(c, response)
         case .streamReady(let id):
             if let c = connections[id], case .streaming = c.phase, c.output.isEmpty { pull(c) }
+        case .chunk(let id, let bytes):
+            guard let c = connections[id], case .sourcing(let source, let remaining) = c.phase else { return }
+            c.chunkPending = false
+            guard let bytes, !bytes.isEmpty, bytes.count <= remaining, !c.peerClosed else {
+                closeNow(c)
+                return
+            }
+            let left = remaining - bytes.count
+            c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
+            c.lastActivityMs = now
+            c.output = bytes
+            c.outputOffset = 0
+            flush(c)
         case .stop:
             beginStop()
         }
@@ -545,6 +591,10 @@ private final class EventLoop: @unchecked Sendable {
         case .bytes:
             c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
             c.phase = .writing(thenClose: !c.keepAlive)
+        case .source(let source):
+            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
+            c.phase =
+                c.isHead || source.length == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: source.length)
         case .stream(let stream):
             c.output += serialize(response, head: c.isHead, keepAlive: false)
             c.keepAlive = false
@@ -578,6 +628,8 @@ private final class EventLoop: @unchecked Sendable {
                 text += "Content-Length: \(bytes.count)\r\n"
                 if !head { body = bytes }
             }
+        } else if case .source(let source) = r.body {
+            text += "Content-Length: \(source.length)\r\n"
         }
         if !keepAlive && !r.headers.contains(where: { $0.0.lowercased() == "connection" }) {
             text += "Connection: close\r\n"
@@ -651,8 +703,22 @@ private final class EventLoop: @unchecked Sendable {
             }
         case .streaming:
             pull(c)
+        case .sourcing(let source, _):
+            requestChunk(c, source)
         default:
             break
+        }
+    }
+
+    /// Asks the body's source for its next chunk (one at a time per connection).
+    func requestChunk(_ c: Connection, _ source: BodySource) {
+        guard !c.chunkPending else { return }
+        c.chunkPending = true
+        let server = self.server
+        let id = c.id
+        Task {
+            let bytes = try? await source.next()
+            server.post(.chunk(id, bytes ?? nil))
         }
     }
 
@@ -683,6 +749,8 @@ private final class EventLoop: @unchecked Sendable {
 
     func closeNow(_ c: Connection) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
+        server.releaseLargeBody(c.reservedBodyBytes)
+        c.reservedBodyBytes = 0
         epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
         close(c.fd)
         server.connectionClosed()
@@ -696,7 +764,8 @@ private final class EventLoop: @unchecked Sendable {
         for c in Array(connections.values) {
             switch c.phase {
             case .reading:
-                if let started = c.requestStartedMs, t - started > Int64(configuration.requestTimeoutSeconds) * 1000 {
+                let limit = Int64(configuration.requestTimeoutSeconds) * 1000
+                if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
                     reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
                 } else if c.requestStartedMs == nil
                     && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
@@ -705,7 +774,7 @@ private final class EventLoop: @unchecked Sendable {
                 } else if let deadline = stopDeadline, t >= deadline {
                     closeNow(c)
                 }
-            case .writing:
+            case .writing, .sourcing:
                 if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
             case .draining(let until):
                 if t >= until { closeNow(c) }
@@ -780,6 +849,8 @@ private final class Connection {
         case writing(thenClose: Bool)
         /// A Server-Sent Events response: written as the stream fills, until it closes.
         case streaming(EventStream)
+        /// A `BodySource` response: `remaining` bytes still to come, one chunk at a time.
+        case sourcing(BodySource, remaining: Int)
         /// Answered and half-closed: reading and dropping what the client still sends.
         case draining(until: Int64)
     }
@@ -796,7 +867,13 @@ private final class Connection {
     var wantsWrite = false
     var lastActivityMs: Int64
     var requestStartedMs: Int64?
+    /// The request's headers are in and its body is arriving (timed by the gap between reads).
+    var receivingBody = false
+    /// Bytes of the large-body budget this connection's upload holds (0: none).
+    var reservedBodyBytes = 0
     var keepAlive = true
+    /// A chunk of a `BodySource` body has been asked for and not delivered yet.
+    var chunkPending = false
     /// The client closed its side while its request was handled: answer, then close.
     var peerClosed = false
     /// An answer decided inside a parser callback, written once `http_parser_execute` returns.
@@ -841,6 +918,7 @@ private final class Connection {
         inValue = false
         headerBytes = 0
         body = []
+        receivingBody = false
         requestStartedMs = loop?.now
     }
 
@@ -943,9 +1021,23 @@ private final class Connection {
         let method = String(cString: http_method_str(http_method(rawValue: p.method)))
         isHead = method == "HEAD"
         let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
-        bodyLimit = loop?.server.bodyLimit(method, path) ?? limits.maxBodyBytes
-        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0, p.content_length > UInt64(bodyLimit) {
-            return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
+        bodyLimit = loop?.server.bodyLimit(method, path, HTTPHeaders(fields: headers)) ?? limits.maxBodyBytes
+        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
+            if p.content_length > UInt64(bodyLimit) {
+                return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
+            }
+        }
+        if bodyLimit > limits.maxBodyBytes, let server = loop?.server {
+            // An upload: counted against the budget for large bodies before any of it is read.
+            let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? Int(p.content_length) : bodyLimit
+            guard server.reserveLargeBody(declared) else {
+                return refuse(503, "server_busy", "too many uploads are in progress; retry shortly")
+            }
+            reservedBodyBytes = declared
+        }
+        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
+            // Room for the declared body at once: growing by doubling would briefly hold it twice.
+            body.reserveCapacity(Int(p.content_length))
         }
         if let expect = headers.first(where: { $0.name == "expect" })?.value {
             guard expect.lowercased() == "100-continue" else {
@@ -954,6 +1046,7 @@ private final class Connection {
             output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)  // written when the parser returns
         }
         keepAlive = http_should_keep_alive(parser) != 0
+        receivingBody = true
         return true
     }
 

@@ -27,10 +27,12 @@ struct HTTPRequest: Sendable {
     func header(_ name: String) -> String? { headers[name] }
 }
 
-/// A reply: a complete body, or a Server-Sent Events stream fed by an `EventStream`.
+/// A reply: a complete body, a body produced chunk by chunk (`BodySource`), or a Server-Sent
+/// Events stream fed by an `EventStream`.
 struct HTTPResponse: Sendable {
     enum Body: Sendable {
         case bytes([UInt8])
+        case source(BodySource)
         case stream(EventStream)
     }
     var status: Int
@@ -54,6 +56,18 @@ struct HTTPResponse: Sendable {
     static func json(status: Int, bytes: [UInt8]) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: bytes)
     }
+}
+
+/// A response body of known length produced chunk by chunk (e.g. a large file read from a
+/// service in pieces): the server asks for the next chunk only once the previous one is written,
+/// so a connection holds one chunk at a time, however large the body. Sent with
+/// `Content-Length: length`; a chunk that is missing (nil, an error) or would overrun the length
+/// ends the connection, which the client sees as a short body.
+struct BodySource: Sendable {
+    /// The body's length in bytes.
+    var length: Int
+    /// The next chunk (non-empty).
+    var next: @Sendable () async throws -> [UInt8]?
 }
 
 /// Reason phrases (RFC 9110 §15), used in status lines and as problem titles.

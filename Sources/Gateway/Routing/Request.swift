@@ -101,10 +101,24 @@ struct RouteCollection {
         _ method: String, _ template: String, authenticated: Bool = true, maxBodyBytes: Int? = nil,
         streaming: Bool = false, _ handler: @escaping @Sendable (Request) async throws -> HTTPResponse
     ) {
+        var limit: (@Sendable (HTTPHeaders) -> Int)? = nil
+        if let maxBodyBytes { limit = { _ in maxBodyBytes } }
         routes.append(
             Router.Route(
                 method: method, template: template, segments: Router.segments(template), authenticated: authenticated,
-                maxBodyBytes: maxBodyBytes, streaming: streaming, handler: handler))
+                maxBodyBytes: limit, rawBody: false, streaming: streaming, handler: handler))
+    }
+
+    /// Adds a route whose body is raw bytes (an upload) of at most `maxBodyBytes(headers)` bytes,
+    /// refused with 413 from `Content-Length` before the body is read.
+    mutating func addRaw(
+        _ method: String, _ template: String, maxBodyBytes: @escaping @Sendable (HTTPHeaders) -> Int,
+        _ handler: @escaping @Sendable (Request) async throws -> HTTPResponse
+    ) {
+        routes.append(
+            Router.Route(
+                method: method, template: template, segments: Router.segments(template), authenticated: true,
+                maxBodyBytes: maxBodyBytes, rawBody: true, streaming: false, handler: handler))
     }
 }
 

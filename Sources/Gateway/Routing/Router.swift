@@ -14,8 +14,11 @@ struct Router: Sendable {
         var template: String
         var segments: [Segment]
         var authenticated: Bool
-        /// Largest body this route takes, in bytes (nil: the server's default, 1 MiB).
-        var maxBodyBytes: Int?
+        /// Largest body this route takes, in bytes (nil: the server's default, 1 MiB), given the
+        /// request's headers (e.g. by its declared `Content-Type`).
+        var maxBodyBytes: (@Sendable (HTTPHeaders) -> Int)?
+        /// The body is raw bytes (an upload), not JSON: not checked as JSON before the handler.
+        var rawBody: Bool
         /// The route answers with an event stream: an error answer there ends the connection
         /// (an event-stream client reads until the connection closes).
         var streaming: Bool
@@ -108,9 +111,9 @@ struct Router: Sendable {
         return .notFound
     }
 
-    /// The body limit of the route a request goes to (nil: the default).
-    func maxBodyBytes(method: String, rawPath: String) -> Int? {
-        if case .found(let route, _) = match(method: method, rawPath: rawPath) { return route.maxBodyBytes }
+    /// The body limit of the route a request goes to, given its headers (nil: the default).
+    func maxBodyBytes(method: String, rawPath: String, headers: HTTPHeaders) -> Int? {
+        if case .found(let route, _) = match(method: method, rawPath: rawPath) { return route.maxBodyBytes?(headers) }
         return nil
     }
 }

@@ -11,13 +11,41 @@ struct ProfileConfiguration: Sendable {
     /// `PROFILE_INVITE_URL`: the link shared by "Invite Friends".
     var inviteURL = "https://www.instagram.com"
 
+    /// `PROFILE_MEDIA_DIR`: where uploads are kept (default `<DATA_DIR>/media`); replicas may share
+    /// one volume (docs/media.md "Storage"). Nil here means the default.
+    var mediaDirectory: String?
+    /// `PROFILE_MEDIA_WORKERS`: uploads decoded and encoded at once, off the request loop (1...64,
+    /// default 2); more wait their turn.
+    var mediaWorkers = 2
+    /// `PROFILE_MEDIA_QUEUE_LIMIT`: uploads that may wait for a worker (0...100,000, default 64);
+    /// past it an upload gets 503 `busy` with `Retry-After`.
+    var mediaQueueLimit = 64
+    /// `PROFILE_MEDIA_GRACE_MS`: how long an upload no post or profile uses is kept, in ms (default
+    /// 24 h), so an upload made for a post being composed is not lost.
+    var mediaGraceMs: Int64 = 24 * 3_600_000
+    /// `PROFILE_MEDIA_GC_DELAY_MS`: how long media stays after its last post or profile photo let
+    /// go of it, in ms (default 60 s), so a reply that still names it can be followed.
+    var mediaCollectDelayMs: Int64 = 60_000
+    /// `PROFILE_MEDIA_GC_INTERVAL_MS`: how often the collector looks for due media, in ms (default
+    /// 60 s; it also runs after each release).
+    var mediaCollectIntervalMs = 60_000
+
     /// The defaults.
     init() {}
 
-    init(env: Environment) {
+    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range.
+    init(env: Environment) throws {
         termsURL = env.string("PROFILE_TERMS_URL", default: termsURL)
         privacyURL = env.string("PROFILE_PRIVACY_URL", default: privacyURL)
         helpURL = env.string("PROFILE_HELP_URL", default: helpURL)
         inviteURL = env.string("PROFILE_INVITE_URL", default: inviteURL)
+        mediaDirectory = env.optionalString("PROFILE_MEDIA_DIR")
+        mediaWorkers = try env.int("PROFILE_MEDIA_WORKERS", default: mediaWorkers, range: 1...64)
+        mediaQueueLimit = try env.int("PROFILE_MEDIA_QUEUE_LIMIT", default: mediaQueueLimit, range: 0...100_000)
+        mediaGraceMs = Int64(try env.int("PROFILE_MEDIA_GRACE_MS", default: Int(mediaGraceMs), range: 0...Int(Int32.max) * 1000))
+        mediaCollectDelayMs = Int64(
+            try env.int("PROFILE_MEDIA_GC_DELAY_MS", default: Int(mediaCollectDelayMs), range: 0...Int(Int32.max) * 1000))
+        mediaCollectIntervalMs = try env.int(
+            "PROFILE_MEDIA_GC_INTERVAL_MS", default: mediaCollectIntervalMs, range: 10...Int(Int32.max))
     }
 }

@@ -5,6 +5,8 @@ import Shared
 struct PostHandlers: Sendable {
     let users: any ProfileStore
     let posts: any PostStore
+    /// Told after a post is deleted (its upload may be unused now).
+    var released: @Sendable () async -> Void = {}
 
     func register(on host: ServiceHost) {
         host.on(Profile.CreatePost.self) { request, _ in try await createPost(request) }
@@ -16,6 +18,7 @@ struct PostHandlers: Sendable {
         }
         host.on(Profile.DeletePost.self) { request, _ in
             try await posts.delete(id: request.postId, by: request.userId)
+            await released()
             return Empty()
         }
         host.on(Profile.ListPosts.self) { request, _ in
@@ -29,13 +32,17 @@ struct PostHandlers: Sendable {
     }
 
     /// Validates every field and stores the post with its tags.
+    /// - Parameter mediaId: the owner's upload the post shows (its URLs are then paths the
+    ///   service made, not checked as URLs), or nil.
     /// - Throws: 400 with every field error (`taggedUsernames` `unknown_user` names the unknown
-    ///   ones), 404 for an unknown owner.
-    func createPost(_ request: Profile.CreatePost.Request) async throws -> Profile.Post {
+    ///   ones), 404 for an unknown owner or an upload that is not the owner's.
+    func createPost(_ request: Profile.CreatePost.Request, mediaId: String? = nil) async throws -> Profile.Post {
         var errors: [FieldError] = []
         if let e = ProfileRules.postType(request.postType) { errors.append(e) }
-        if let e = ProfileRules.url(request.mediaURL, field: "mediaURL") { errors.append(e) }
-        if let e = ProfileRules.url(request.thumbnailURL, field: "thumbnailURL") { errors.append(e) }
+        if mediaId == nil {
+            if let e = ProfileRules.url(request.mediaURL, field: "mediaURL") { errors.append(e) }
+            if let e = ProfileRules.url(request.thumbnailURL, field: "thumbnailURL") { errors.append(e) }
+        }
         let caption = request.caption ?? ""
         if let e = ProfileRules.caption(caption) { errors.append(e) }
         var names: [String] = []
@@ -64,6 +71,6 @@ struct PostHandlers: Sendable {
             NewPost(
                 id: RandomID.make(), ownerId: owner.id, postType: request.postType, mediaURL: request.mediaURL,
                 thumbnailURL: request.thumbnailURL, caption: caption, taggedUserIds: names.compactMap { tagged[$0]?.id },
-                createdAt: Timestamp.now()))
+                createdAt: Timestamp.now(), mediaId: mediaId))
     }
 }

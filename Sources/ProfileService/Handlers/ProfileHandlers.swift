@@ -63,7 +63,10 @@ struct ProfileHandlers: Sendable {
         let username = request.username?.trimmingCharacters(in: .whitespaces)
         let email = request.email?.trimmingCharacters(in: .whitespaces)
         let phone = request.phone?.trimmingCharacters(in: .whitespaces)
-        let photo = request.profilePhotoURL?.trimmingCharacters(in: .whitespaces)
+        // The photo the profile already has, sent back unchanged (an uploaded one is a path, not a
+        // URL the rules accept), is no change.
+        var photo = request.profilePhotoURL?.trimmingCharacters(in: .whitespaces)
+        if photo != nil && photo == current.profilePhotoURL { photo = nil }
         var errors = ProfileRules.profileFields(name: name, bio: bio, birthDate: request.birthDate, gender: request.gender)
         if let photo, let e = ProfileRules.url(photo, field: "profilePhotoURL") { errors.append(e) }
         if let phone, let e = ProfileRules.phone(phone) { errors.append(e) }

@@ -12,9 +12,11 @@ struct PostRecord: Sendable, RowDecodable {
     var createdAt: String
     var likeCount: Int
     var commentCount: Int
+    /// The upload the post shows (nil for a post made from URLs).
+    var mediaId: String?
 
     static let columns =
-        "p.seq, p.id, p.owner_id, p.post_type, p.media_url, p.thumbnail_url, p.caption, p.created_at, p.like_count, p.comment_count"
+        "p.seq, p.id, p.owner_id, p.post_type, p.media_url, p.thumbnail_url, p.caption, p.created_at, p.like_count, p.comment_count, p.media_id"
 
     init(row: Row) throws {
         seq = try row.int64("seq")
@@ -27,6 +29,7 @@ struct PostRecord: Sendable, RowDecodable {
         createdAt = try row.string("created_at")
         likeCount = try row.int("like_count")
         commentCount = try row.int("comment_count")
+        mediaId = try row.optionalString("media_id")
     }
 
     /// The post by `id` on `c`, or nil.
@@ -47,18 +50,23 @@ struct NewPost: Sendable {
     var taggedUserIds: [String]
     /// RFC 3339.
     var createdAt: String
+    /// The owner's upload the post shows (its URLs are in `mediaURL`/`thumbnailURL`), or nil.
+    var mediaId: String? = nil
 }
 
 /// Posts and their tags (`posts`, `post_tags`): every statement on those tables.
 protocol PostStore: Sendable {
-    /// Stores a post with its tags and emits `profile.post.created`, in one transaction.
+    /// Stores a post with its tags and emits `profile.post.created`, in one transaction; a post
+    /// from an upload marks the upload used.
     /// - Returns: the post as its owner sees it.
+    /// - Throws: 404 `not_found` when `mediaId` is not one of the owner's uploads.
     func create(_ post: NewPost) async throws -> Profile.Post
 
     /// The post as `viewerId` sees it (`likedByMe`), or nil.
     func post(id: String, viewerId: String) async throws -> Profile.Post?
 
-    /// Deletes the post with its likes, comments and tags, and emits `profile.post.deleted`.
+    /// Deletes the post with its likes, comments and tags, and emits `profile.post.deleted`; its
+    /// upload, if any, is due for collection after the store's delay.
     /// - Throws: 404 for an unknown post, 403 `forbidden` unless `userId` owns it.
     func delete(id: String, by userId: String) async throws
 
@@ -73,15 +81,25 @@ protocol PostStore: Sendable {
 /// `PostStore` on SQLite.
 struct SQLitePostStore: PostStore {
     let database: Database
+    /// How long a deleted post's upload is kept before the collector looks at it, in ms.
+    var mediaReleaseDelayMs: Int64 = 60_000
 
     func create(_ post: NewPost) async throws -> Profile.Post {
         try await database.write { tx in
+            if let mediaId = post.mediaId,
+                try SQLiteMediaRecordStore.attach(id: mediaId, ownerId: post.ownerId, on: tx.connection) == nil
+            {
+                throw ServiceError.notFound("media")
+            }
             try tx.query(
                 """
-                INSERT INTO posts(id, owner_id, post_type, media_url, thumbnail_url, caption, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO posts(id, owner_id, post_type, media_url, thumbnail_url, caption, created_at, media_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
-                [post.id, post.ownerId, post.postType, post.mediaURL, post.thumbnailURL, post.caption, post.createdAt])
+                [
+                    post.id, post.ownerId, post.postType, post.mediaURL, post.thumbnailURL, post.caption, post.createdAt,
+                    post.mediaId,
+                ])
             let seq = tx.connection.lastInsertRowID
             for (position, userId) in post.taggedUserIds.enumerated() {
                 try tx.query(
@@ -106,6 +124,7 @@ struct SQLitePostStore: PostStore {
     }
 
     func delete(id: String, by userId: String) async throws {
+        let delay = mediaReleaseDelayMs
         try await database.write { tx in
             guard let post = try PostRecord.byId(id, on: tx.connection) else { throw ServiceError.notFound("post") }
             guard post.ownerId == userId else { throw ServiceError.forbidden("only the owner can delete a post") }
@@ -113,6 +132,9 @@ struct SQLitePostStore: PostStore {
             try tx.query("DELETE FROM comments WHERE post_seq = ?", [post.seq])
             try tx.query("DELETE FROM post_tags WHERE post_seq = ?", [post.seq])
             try tx.query("DELETE FROM posts WHERE seq = ?", [post.seq])
+            if let mediaId = post.mediaId {
+                try SQLiteMediaRecordStore.release(id: mediaId, dueMs: Timestamp.nowMs() + delay, on: tx.connection)
+            }
             try tx.emit(Profile.PostDeleted(postId: post.id, ownerId: post.ownerId))
         }
     }

@@ -11,6 +11,10 @@ import Shared
 ///   comment counters change in the same transaction as the rows they count.
 /// - `post_tags`, `likes`, `comments`: keyed by the post's `seq`; `likes.seq` and
 ///   `comments.seq` order and page those lists.
+/// - `media`: one row per upload and uploader (the same bytes from two users: one file, two rows);
+///   `attached` once a post or profile photo used it (fresh unattached uploads are kept for a grace
+///   period). `posts.media_id` and `profiles.photo_media_id` are the references the collector
+///   counts; `media_release` holds ids that may have lost their last reference, with when to look.
 enum ProfileSchema {
     /// The migrations from before they were named (`user_version` 1).
     static let legacy = [
@@ -99,5 +103,29 @@ enum ProfileSchema {
             Migration(
                 "profile.3-unnamed-identities-refreshable",
                 "UPDATE identities SET version = 0 WHERE username IS NULL"),
+            Migration(
+                "profile.4-media",
+                """
+                CREATE TABLE media(
+                    id TEXT NOT NULL,
+                    owner_id TEXT NOT NULL,
+                    kind TEXT NOT NULL,
+                    width INTEGER NOT NULL,
+                    height INTEGER NOT NULL,
+                    duration_ms INTEGER,
+                    created_at TEXT NOT NULL,
+                    created_ms INTEGER NOT NULL,
+                    attached INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY(id, owner_id));
+                CREATE INDEX media_owner ON media(owner_id, created_ms);
+                ALTER TABLE posts ADD COLUMN media_id TEXT;
+                CREATE INDEX posts_media ON posts(media_id) WHERE media_id IS NOT NULL;
+                ALTER TABLE profiles ADD COLUMN photo_media_id TEXT;
+                CREATE INDEX profiles_photo_media ON profiles(photo_media_id) WHERE photo_media_id IS NOT NULL;
+                CREATE TABLE media_release(
+                    id TEXT PRIMARY KEY,
+                    due_ms INTEGER NOT NULL);
+                CREATE INDEX media_release_due ON media_release(due_ms);
+                """),
         ]
 }

@@ -36,12 +36,20 @@ protocol ProfileStore: Sendable {
 
     /// Sets the `saveOriginalPosts` setting. - Returns: the account, or nil when unknown.
     func setSaveOriginalPosts(userId: String, _ value: Bool) async throws -> UserRecord?
+
+    /// Makes `userId`'s own upload `mediaId` (its URL `photoURL`) the profile photo, or removes the
+    /// photo (both nil); the photo it replaces is due for collection after `releaseDelayMs`. Emits
+    /// `profile.user.changed`.
+    /// - Throws: 404 for an unknown account or an upload that is not `userId`'s.
+    func setPhoto(userId: String, mediaId: String?, photoURL: String?, releaseDelayMs: Int64) async throws -> UserRecord
 }
 
 /// `ProfileStore` on SQLite.
 struct SQLiteProfileStore: ProfileStore {
     let database: Database
     let replica: IdentityReplica
+    /// How long an uploaded photo replaced by a URL edit is kept before the collector looks at it, in ms.
+    var mediaReleaseDelayMs: Int64 = 60_000
 
     /// The identity replica, creating an account's profile row (joined at the time the account
     /// was first seen) in the same transaction as its identity.
@@ -115,11 +123,16 @@ struct SQLiteProfileStore: ProfileStore {
 
     func update(userId: String, identity: Identity?, _ changes: ProfileChanges) async throws -> UserRecord {
         let replica = self.replica
+        let delay = mediaReleaseDelayMs
         return try await database.write { tx in
             guard let before = try Self.records(ids: [userId], on: tx.connection)[userId] else {
                 throw ServiceError.notFound("user")
             }
             if let identity { try replica.apply(identity, in: tx) }
+            if changes.profilePhotoURL != nil || changes.clear.contains("profilePhotoURL") {
+                // A photo given as a URL replaces an uploaded one: that upload may be unused now.
+                try Self.releasePhoto(userId: userId, delayMs: delay, on: tx.connection)
+            }
             // Each column: cleared, set, or left as it is.
             func value(_ key: String, _ new: String?, _ old: String?) -> String? {
                 changes.clear.contains(key) ? nil : (new ?? old)
@@ -138,6 +151,32 @@ struct SQLiteProfileStore: ProfileStore {
             guard let after = try Self.records(ids: [userId], on: tx.connection)[userId] else {
                 throw ServiceError.notFound("user")
             }
+            if after.publicUser != before.publicUser { try tx.emit(Profile.ProfileChanged(user: after.publicUser)) }
+            return after
+        }
+    }
+
+    /// Clears `userId`'s `photo_media_id`, releasing that upload after `delayMs`.
+    static func releasePhoto(userId: String, delayMs: Int64, on c: SQLiteConnection) throws {
+        let old = try c.queryOne("SELECT photo_media_id FROM profiles WHERE id = ?", [userId])?.optionalString(
+            "photo_media_id")
+        if let old {
+            try SQLiteMediaRecordStore.release(id: old, dueMs: Timestamp.nowMs() + delayMs, on: c)
+            try c.query("UPDATE profiles SET photo_media_id = NULL WHERE id = ?", [userId])
+        }
+    }
+
+    func setPhoto(userId: String, mediaId: String?, photoURL: String?, releaseDelayMs: Int64) async throws -> UserRecord {
+        try await database.write { tx in
+            let c = tx.connection
+            guard let before = try Self.records(ids: [userId], on: c)[userId] else { throw ServiceError.notFound("user") }
+            if let mediaId, try SQLiteMediaRecordStore.attach(id: mediaId, ownerId: userId, on: c) == nil {
+                throw ServiceError.notFound("media")
+            }
+            try Self.releasePhoto(userId: userId, delayMs: releaseDelayMs, on: c)
+            try c.query(
+                "UPDATE profiles SET photo_url = ?, photo_media_id = ? WHERE id = ?", [photoURL, mediaId, userId])
+            guard let after = try Self.records(ids: [userId], on: c)[userId] else { throw ServiceError.notFound("user") }
             if after.publicUser != before.publicUser { try tx.emit(Profile.ProfileChanged(user: after.publicUser)) }
             return after
         }

@@ -33,13 +33,13 @@ public final class RPCClient: Sendable {
     }
 
     private struct ClientState {
-        var queue: [(id: String, bytes: [UInt8], deadline: Int64)] = []
+        var queue: [(id: String, frames: [[UInt8]], deadline: Int64)] = []
         var pending: [String: Pending] = [:]
     }
 
     enum Outcome: Sendable {
-        /// The reply envelope, parsed once by the socket thread.
-        case reply(JSONObject)
+        /// The reply envelope, parsed once by the socket thread, and the binary frame after it.
+        case reply(JSONObject, [UInt8]?)
         case notSent
         case disconnected
         case timedOut
@@ -107,6 +107,17 @@ public final class RPCClient: Sendable {
     public func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int? = nil, trace: String? = nil) async throws
         -> R.Reply
     {
+        try await call(rpc, request, binary: nil, timeoutMs: timeoutMs, trace: trace).reply
+    }
+
+    /// Sends one request with raw bytes in a binary frame after its envelope (nil: none, the
+    /// same message `call(_:_:timeoutMs:trace:)` sends) and waits for its reply.
+    /// - Returns: the reply body, and the binary frame the service sent after the reply's
+    ///   envelope (nil when it sent none).
+    /// - Throws: as `call(_:_:timeoutMs:trace:)`.
+    public func call<R: RPC>(
+        _ rpc: R.Type, _ request: R.Request, binary: [UInt8]?, timeoutMs: Int? = nil, trace: String? = nil
+    ) async throws -> (reply: R.Reply, binary: [UInt8]?) {
         let start = Timestamp.nowMs()
         let deadline = start + Int64(timeoutMs ?? defaultTimeoutMs)
         let trace = trace ?? RandomID.unique()
@@ -118,10 +129,10 @@ public final class RPCClient: Sendable {
             do { bytes = try WireJSON.encode(envelope) } catch {
                 throw ServiceError.internal("cannot encode \(R.type): \(error)")
             }
-            let outcome = await send(id: id, bytes: bytes, deadline: deadline)
+            let outcome = await send(id: id, frames: binary.map { [[], bytes, $0] } ?? [[], bytes], deadline: deadline)
             let now = Timestamp.nowMs()
             switch outcome {
-            case .reply(let data):
+            case .reply(let data, let replyBinary):
                 let reply: ReplyEnvelope<R.Reply>
                 do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: .object(data)) } catch {
                     if let header = try? WireJSON.decode(ReplyHeader.self, from: .object(data)), let error = header.error {
@@ -131,7 +142,7 @@ public final class RPCClient: Sendable {
                 }
                 if let error = reply.error { throw error }
                 guard let body = reply.body else { throw ServiceError.internal("reply to \(R.type) has no body") }
-                return body
+                return (body, replyBinary)
             case .timedOut:
                 throw ServiceError.timeout(service)
             case .notSent:
@@ -146,12 +157,12 @@ public final class RPCClient: Sendable {
         }
     }
 
-    private func send(id: String, bytes: [UInt8], deadline: Int64) async -> Outcome {
+    private func send(id: String, frames: [[UInt8]], deadline: Int64) async -> Outcome {
         if stopped.load(ordering: .acquiring) { return .notSent }
         return await withCheckedContinuation { continuation in
             state.withLock {
                 $0.pending[id] = Pending(continuation: continuation, deadline: deadline)
-                $0.queue.append((id, bytes, deadline))
+                $0.queue.append((id, frames, deadline))
             }
             wakeup.signal()
         }
@@ -184,12 +195,12 @@ public final class RPCClient: Sendable {
                 let timeout = Int(max(1, min(nearest.map { $0 - now } ?? 1_000, lookupDue ?? 1_000, 1_000)))
                 let ready = try poller.poll(timeoutMs: timeout)
                 if ready[2] { wakeup.drain() }
-                let queue = state.withLock { s -> [(id: String, bytes: [UInt8], deadline: Int64)] in
+                let queue = state.withLock { s -> [(id: String, frames: [[UInt8]], deadline: Int64)] in
                     defer { s.queue.removeAll() }
                     return s.queue
                 }
                 for item in queue {
-                    if try dealer.send([[], item.bytes], dontWait: true) {
+                    if try dealer.send(item.frames, dontWait: true) {
                         sent.insert(item.id)
                     } else {
                         resolve(item.id, .notSent)
@@ -197,10 +208,13 @@ public final class RPCClient: Sendable {
                 }
                 if ready[0] {
                     while let frames = try dealer.receive(dontWait: true) {
-                        guard let payload = frames.last, case .object(let reply)? = try? JSONParser.parse(payload),
+                        // [empty delimiter, envelope, binary?]
+                        let withBinary = frames.count == 3 && frames[0].isEmpty
+                        guard let payload = withBinary ? frames[1] : frames.last,
+                            case .object(let reply)? = try? JSONParser.parse(payload),
                             case .string(let id)? = reply["id"]
                         else { continue }
-                        if sent.remove(id) != nil { resolve(id, .reply(reply)) }
+                        if sent.remove(id) != nil { resolve(id, .reply(reply, withBinary ? frames[2] : nil)) }
                     }
                 }
                 if ready[1] {

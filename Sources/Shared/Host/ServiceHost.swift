@@ -13,9 +13,17 @@ import Synchronization
 ///
 /// Both sockets live on one thread; handlers hand their replies back through a locked queue
 /// and an eventfd (`Wakeup`).
+///
+/// A request is `[routing id..., empty delimiter, envelope]`, optionally followed by one binary
+/// frame (raw bytes, e.g. an upload) that reaches handlers registered with `onBinary`; a reply
+/// is the envelope, optionally followed by one binary frame the same way. Messages without one
+/// are unchanged on the wire.
 public final class ServiceHost: Service {
-    /// Answers one request: its envelope's `body`, parsed once by the socket thread.
-    public typealias Handler = @Sendable (_ body: JSONValue, _ context: RequestContext) async -> [UInt8]
+    /// Answers one request: its envelope's `body`, parsed once by the socket thread, and the
+    /// binary frame that followed the envelope, if any. Returns the reply's frames (the envelope,
+    /// then at most one binary frame).
+    public typealias Handler =
+        @Sendable (_ body: JSONValue, _ binary: [UInt8]?, _ context: RequestContext) async -> [[UInt8]]
 
     public let name: String
     private let context: ZMQContext
@@ -69,16 +77,28 @@ public final class ServiceHost: Service {
     /// Registers the handler for one message type. A handler throwing `ServiceError` answers
     /// with that error; any other error answers `internal_error` (and is logged).
     public func on<R: RPC>(_ rpc: R.Type, _ handler: @escaping @Sendable (R.Request, RequestContext) async throws -> R.Reply) {
-        let wrapped: Handler = { body, context in
+        onBinary(rpc) { request, _, context in (try await handler(request, context), nil) }
+    }
+
+    /// Registers the handler for one message type that carries raw bytes: it gets the binary
+    /// frame that followed the request's envelope (nil when there was none) and may return one
+    /// to send after the reply's envelope (nil: none). Errors as for `on`; an error reply never
+    /// carries a binary frame.
+    public func onBinary<R: RPC>(
+        _ rpc: R.Type,
+        _ handler: @escaping @Sendable (R.Request, [UInt8]?, RequestContext) async throws -> (R.Reply, [UInt8]?)
+    ) {
+        let wrapped: Handler = { body, binary, context in
             let reply: ReplyEnvelope<R.Reply>
+            var replyBinary: [UInt8]? = nil
             do {
                 let request = try WireJSON.decode(R.Request.self, from: body)
                 do {
-                    reply = ReplyEnvelope(
-                        id: context.correlationId, type: context.type,
-                        body: try await RequestDeadline.$current.withValue(context.deadline) {
-                            try await handler(request, context)
-                        }, error: nil)
+                    let (answer, bytes) = try await RequestDeadline.$current.withValue(context.deadline) {
+                        try await handler(request, binary, context)
+                    }
+                    replyBinary = bytes
+                    reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: answer, error: nil)
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
                 } catch {
@@ -91,7 +111,8 @@ public final class ServiceHost: Service {
                     id: context.correlationId, type: context.type, body: nil,
                     error: .badRequest("malformed_body", "body does not match \(context.type): \(error)"))
             }
-            return (try? WireJSON.encode(reply)) ?? []
+            let envelope = (try? WireJSON.encode(reply)) ?? []
+            return replyBinary.map { [envelope, $0] } ?? [envelope]
         }
         handlers.withLock { $0[R.type] = wrapped }
     }
@@ -243,15 +264,25 @@ public final class ServiceHost: Service {
     private func handleIncoming(
         _ frames: [[UInt8]], router: ZMQSocket, stopping: Bool, inflight: inout [String: [[UInt8]]]
     ) {
-        // [routing id..., empty delimiter, envelope]; a DEALER may omit the delimiter.
+        // [routing id..., empty delimiter, envelope, binary?]; a DEALER may omit the delimiter
+        // (then there is no binary frame). Routing ids are never empty, so the first empty frame
+        // is the delimiter.
         guard frames.count >= 2 else { return }  // nothing to route a reply to
         let routing: [[UInt8]]
-        if let delimiter = frames.firstIndex(where: { $0.isEmpty }), delimiter > 0, delimiter == frames.count - 2 {
+        let payload: [UInt8]
+        var binary: [UInt8]? = nil
+        let delimiter = frames.firstIndex(where: { $0.isEmpty })
+        if let delimiter, delimiter > 0, delimiter == frames.count - 2 {
             routing = Array(frames[...delimiter])
+            payload = frames[delimiter + 1]
+        } else if let delimiter, delimiter > 0, delimiter == frames.count - 3 {
+            routing = Array(frames[...delimiter])
+            payload = frames[delimiter + 1]
+            binary = frames[delimiter + 2]
         } else {
             routing = Array(frames.dropLast())
+            payload = frames.last!
         }
-        let payload = frames.last!
         func reply(_ id: String, _ type: String, _ error: ServiceError) {
             count("requests.rejected")
             let envelope = ReplyEnvelope<Empty>(id: id, type: type, body: nil, error: error)
@@ -300,9 +331,9 @@ public final class ServiceHost: Service {
             logger: logger)
         inflight[header.id] = routing
         Task { [self] in
-            let bytes = await handler(body, context)
+            let replyFrames = await handler(body, binary, context)
             completedIDs.withLock { $0.append(header.id) }
-            outgoing.withLock { $0.replies.append(routing + [bytes]) }
+            outgoing.withLock { $0.replies.append(routing + replyFrames) }
             wakeup.signal()
         }
     }

@@ -26,7 +26,7 @@ import Testing
             }
             server = HTTPServer(
                 configuration: configuration, logger: Logger(service: "test", minimum: .error),
-                bodyLimit: { _, path in path == "/small" ? 10 : nil }, handler: handler)
+                bodyLimit: { _, path, _ in path == "/small" ? 10 : nil }, handler: handler)
             port = try server.start()
         }
 

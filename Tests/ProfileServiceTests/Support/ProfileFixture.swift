@@ -37,7 +37,7 @@ final class ProfileFixture: Sendable {
         database = try Database(
             path: "\(directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations,
             legacy: ProfileSchema.legacy)
-        app = ProfileApp(configuration: configuration, database: database, auth: authClient)
+        app = try ProfileApp(configuration: configuration, database: database, auth: authClient)
         host = ServiceHost(
             name: "profile", context: zmq, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*",
             database: database, logger: logger)

@@ -1,11 +1,11 @@
 /// A counting semaphore for async code: at most `permits` holders at once, waiters resumed in
 /// FIFO order. Waiting suspends the task; it never blocks a thread.
-actor AsyncSemaphore {
+public actor AsyncSemaphore {
     private var available: Int
     private var waiters: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameter permits: how many holders at once (≥ 1).
-    init(permits: Int) {
+    public init(permits: Int) {
         available = max(1, permits)
     }
 
@@ -15,7 +15,7 @@ actor AsyncSemaphore {
     ///   - admit: asked with the number of tasks already waiting when there is no free permit;
     ///     returning false gives up at once (e.g. when the wait would outlast a deadline).
     /// - Returns: whether a permit was taken (false when the queue was full or not admitted).
-    func acquire(maxWaiting: Int = .max, admit: @Sendable (Int) -> Bool = { _ in true }) async -> Bool {
+    public func acquire(maxWaiting: Int = .max, admit: @Sendable (Int) -> Bool = { _ in true }) async -> Bool {
         if available > 0 {
             available -= 1
             return true
@@ -26,10 +26,10 @@ actor AsyncSemaphore {
     }
 
     /// Tasks waiting for a permit.
-    var waiting: Int { waiters.count }
+    public var waiting: Int { waiters.count }
 
     /// Returns a permit, handing it to the oldest waiter if any.
-    func release() {
+    public func release() {
         if waiters.isEmpty {
             available += 1
         } else {

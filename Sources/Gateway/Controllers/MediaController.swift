@@ -1,0 +1,166 @@
+import Foundation
+import Shared
+
+/// Uploads and serving (API.md "Media"; ProfileService keeps the files): `POST /v1/media`,
+/// `PUT|DELETE /v1/me/profile/photo`, `GET|HEAD /media/{id}/{variant}`.
+///
+/// An upload's body is raw bytes, refused with 413 from its `Content-Length` before it is read
+/// (20 MiB for a declared `image/*`, 100 MiB otherwise), held once, and sent to ProfileService
+/// as the binary frame after the request's envelope. Media is served from ProfileService in
+/// chunks of at most `Profile.ReadMedia.maxChunkBytes`, one at a time per connection.
+struct MediaController: Controller {
+    let profile: Backend
+
+    /// Largest photo upload, in bytes (20 MiB; `MediaLimits.maxPhotoBytes`).
+    static let maxPhotoBytes = 20 << 20
+    /// Largest upload of any kind, in bytes (100 MiB; `MediaLimits.maxUploadBytes`).
+    static let maxUploadBytes = 100 << 20
+    /// An upload's deadline in ms: decoding a 12 MP HEIC takes most of a second, more when others
+    /// wait for the same workers.
+    static let uploadTimeoutMs = 30_000
+    /// `Cache-Control` of every variant: its bytes never change (RFC 8246 `immutable`).
+    static let cacheControl = "public, max-age=31536000, immutable"
+
+    /// The body limit of a profile photo, whatever is declared.
+    static func photoLimit(_ headers: HTTPHeaders) -> Int { maxPhotoBytes }
+
+    /// The body limit for a declared `Content-Type`: photos' for `image/*`, else the overall one
+    /// (ProfileService sniffs the bytes and applies the limit of what they are).
+    static func uploadLimit(_ headers: HTTPHeaders) -> Int {
+        let type = headers["content-type"]?.lowercased().trimmingCharacters(in: .whitespaces) ?? ""
+        return type.hasPrefix("image/") ? maxPhotoBytes : maxUploadBytes
+    }
+
+    func register(_ routes: inout RouteCollection) {
+        routes.addRaw("POST", "/v1/media", maxBodyBytes: Self.uploadLimit) { request in
+            let (media, _) = try await profile.call(
+                Profile.UploadMedia.self,
+                .init(ownerId: try request.userId, contentType: request.http.header("content-type")),
+                binary: request.http.body, timeoutMs: Self.uploadTimeoutMs)
+            return try .json(201, media)
+        }
+        routes.addRaw("PUT", "/v1/me/profile/photo", maxBodyBytes: Self.photoLimit) { request in
+            let (me, _) = try await profile.call(
+                Profile.SetProfilePhoto.self,
+                .init(ownerId: try request.userId, contentType: request.http.header("content-type")),
+                binary: request.http.body, timeoutMs: Self.uploadTimeoutMs)
+            return try .json(me)
+        }
+        routes.add("DELETE", "/v1/me/profile/photo") { request in
+            try .json(try await profile.call(Profile.ClearProfilePhoto.self, .init(userId: try request.userId)))
+        }
+        routes.add("GET", "/media/{id}/{variant}", authenticated: false) { try await serve($0) }
+    }
+
+    /// `GET|HEAD /media/{id}/{variant}`: the variant with a strong `ETag`, immutable caching, 304
+    /// on a matching `If-None-Match` (RFC 9110 §13.1.2), one byte range (§14: 206 with
+    /// `Content-Range`, 416 with `Content-Range: bytes */size`; `If-Range` honoured), nosniff.
+    /// - Throws: 404 problem for an unknown id or variant.
+    func serve(_ request: Request) async throws -> HTTPResponse {
+        let id = try request.parameters.require("id")
+        let variant = try request.parameters.require("variant")
+        guard id.utf8.count == 64, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw Problem.notFound("no media \(id)")
+        }
+        let (meta, _) = try await profile.call(
+            Profile.ReadMedia.self, .init(id: id, variant: variant, offset: 0, length: 0), binary: nil)
+        var headers: [(String, String)] = [
+            ("ETag", meta.etag), ("Cache-Control", Self.cacheControl), ("X-Content-Type-Options", "nosniff"),
+        ]
+        if let tags = request.http.header("if-none-match"), Self.matches(tags, meta.etag) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        headers += [("Content-Type", meta.contentType), ("Accept-Ranges", "bytes")]
+        var range = 0..<meta.size
+        var status = 200
+        if let header = request.http.header("range"),
+            request.http.header("if-range").map({ $0.trimmingCharacters(in: .whitespaces) == meta.etag }) ?? true
+        {
+            switch ByteRange.parse(header, size: meta.size) {
+            case .ignored: break
+            case .unsatisfiable:
+                var p = Problem(status: 416, code: "range_not_satisfiable", detail: "the range is outside the \(meta.size) bytes")
+                p.extraHeaders += [("Content-Range", "bytes */\(meta.size)")]
+                return p.response
+            case .range(let r):
+                range = r
+                status = 206
+                headers.append(("Content-Range", "bytes \(r.lowerBound)-\(r.upperBound - 1)/\(meta.size)"))
+            }
+        }
+        let chunk = Profile.ReadMedia.maxChunkBytes
+        let served = range
+        if request.http.method == "HEAD" || served.isEmpty {
+            var response = HTTPResponse(status: status, headers: headers)
+            response.body = .source(BodySource(length: served.count, next: { nil }))
+            return response
+        }
+        let profile = self.profile
+        @Sendable func read(_ offset: Int) async throws -> [UInt8] {
+            let length = min(chunk, served.upperBound - offset)
+            let (_, bytes) = try await profile.call(
+                Profile.ReadMedia.self, .init(id: id, variant: variant, offset: offset, length: length), binary: nil)
+            guard let bytes, bytes.count == length else { throw Problem.internalError() }
+            return bytes
+        }
+        if served.count <= chunk {
+            return HTTPResponse(status: status, headers: headers, body: try await read(served.lowerBound))
+        }
+        let next = Locked(served.lowerBound)
+        var response = HTTPResponse(status: status, headers: headers)
+        response.body = .source(
+            BodySource(length: served.count) {
+                let offset = next.withLock { $0 }
+                guard offset < served.upperBound else { return nil }
+                let bytes = try await read(offset)
+                next.withLock { $0 = offset + bytes.count }
+                return bytes
+            })
+        return response
+    }
+
+    /// Whether an `If-None-Match` list names `etag` (weak comparison, RFC 9110 §13.1.2) or is `*`.
+    static func matches(_ list: String, _ etag: String) -> Bool {
+        let tags = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return tags.contains { $0 == "*" || $0 == etag || $0 == "W/\(etag)" }
+    }
+}
+
+/// A `Range` header's one byte range (RFC 9110 §14.1.2).
+enum ByteRange: Equatable {
+    /// Not a single `bytes` range this server serves as a range (several ranges, another unit,
+    /// bad syntax): the whole representation is sent.
+    case ignored
+    /// No byte of it is in the representation: 416.
+    case unsatisfiable
+    /// The byte offsets to send.
+    case range(Range<Int>)
+
+    /// Parses `bytes=first-last`, `bytes=first-` or `bytes=-suffix` against a representation
+    /// of `size` bytes; `last` past the end is clamped.
+    static func parse(_ header: String, size: Int) -> ByteRange {
+        let text = header.trimmingCharacters(in: .whitespaces)
+        guard text.lowercased().hasPrefix("bytes=") else { return .ignored }
+        let spec = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .ignored }
+        let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
+        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        func number(_ s: String) -> Int? {
+            guard !s.isEmpty, s.utf8.count <= 18, s.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return Int(s)
+        }
+        if first.isEmpty {
+            guard let suffix = number(last) else { return .ignored }
+            guard suffix > 0, size > 0 else { return .unsatisfiable }
+            return .range(max(0, size - suffix)..<size)
+        }
+        guard let start = number(first) else { return .ignored }
+        var end = size - 1
+        if !last.isEmpty {
+            guard let e = number(last), e >= start else { return .ignored }
+            end = min(e, size - 1)
+        }
+        guard start < size else { return .unsatisfiable }
+        return .range(start..<(end + 1))
+    }
+}
