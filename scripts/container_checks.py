@@ -2,12 +2,14 @@
 """Checks for scripts/container-test against a running gateway (Python 3 standard library only).
 
   seed     --url URL --state FILE   two users, a post, a like, a comment and a follow through the
-                                    gateway; waits until the three notifications are listed;
-                                    writes the sessions, the post and the notifications to FILE
+                                    gateway; waits until the three notifications are listed; uploads
+                                    a PNG made here and fetches two of its variants; writes the
+                                    sessions, the post, the notifications and the media to FILE
   verify   --url URL --state FILE   after the stack was stopped and started again: the sessions
                                     still authenticate (AuthService's volume), the post and the
                                     counts are there (ProfileService's), the same notifications
-                                    with the same ids (NotificationService's), and a new comment
+                                    with the same ids (NotificationService's), the media served
+                                    the same (its volume), and a new comment
                                     is streamed and listed (the event path works after the restart)
   loadtest --report DIR [--allow-http-errors]
                                     reads a LoadTest report.json: prints delivery (expected, lost,
@@ -20,14 +22,32 @@ Each prints one line per step and exits 1 with "FAIL: ..." when a check does not
 import argparse
 import json
 import os
+import struct
 import sys
 import time
 import uuid
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
 from apiclient import SSE, Client, Fail, check, parse_url  # noqa: E402
 
 IMG = "https://images.example.com/p/container.jpg"
+
+
+def png(width, height):
+    """An RGB PNG of a gradient, made here (PNG spec: signature, IHDR, one IDAT, IEND)."""
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    rows = b"".join(b"\x00" + bytes(v for x in range(width) for v in (x * 255 // width, y * 255 // height, 128))
+                    for y in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+def fetch_media(c, path):
+    """GET a media path (no token): status, content type, ETag and the body's length."""
+    st, h, _, body = c.call("GET", path, token="")
+    return st, h.get("content-type"), h.get("etag"), len(body)
 
 
 def say(text):
@@ -90,10 +110,17 @@ def seed(args):
     check(len(items) == 3, f"{a} has {len(items)} notifications listed, expected 3: {brief(items)}")
     st, _, prof, text = get(c, f"/v1/users/{a}", B)
     check(st == 200, f"GET /v1/users/{a}: {st} {text[:200]!r}")
+    # An upload: decoded and resized by libvips in ProfileService's container, kept on its media volume.
+    st, _, media, text = c.call("POST", "/v1/media", token=A, headers={"Content-Type": "image/png"}, raw=png(400, 300))
+    check(st == 201 and media and media.get("kind") == "photo", f"POST /v1/media: {st} {text[:200]!r}")
+    served = {v: fetch_media(c, media[v]) for v in ("url", "thumbnailURL")}
+    for v, (st, ctype, etag, n) in served.items():
+        check(st == 200 and ctype == "image/jpeg" and etag and n > 0, f"GET {media[v]}: {st} {ctype} {etag} {n} bytes")
     with open(args.state, "w") as f:
         json.dump({"users": [a, b], "tokens": [A, B], "post": post["id"], "notifications": brief(items),
-                   "counts": prof["counts"]}, f)
-    say(f"seeded: {a} and {b} logged in, 1 post, like + comment + follow, 3 notifications listed")
+                   "counts": prof["counts"], "media": {media[v]: served[v] for v in served}}, f)
+    say(f"seeded: {a} and {b} logged in, 1 post, like + comment + follow, 3 notifications listed; "
+        f"a PNG uploaded ({media['width']}x{media['height']}), its variants served")
 
 
 def open_stream(c, token, seconds=60):
@@ -125,7 +152,11 @@ def verify(args):
     check(st == 200 and prof["counts"] == s["counts"], f"{a}'s counts {prof.get('counts') if prof else text[:200]!r}, were {s['counts']}")
     items = notifications(c, A)
     check(brief(items) == s["notifications"], f"notifications after the restart: {brief(items)}\n  were {s['notifications']}")
-    say(f"after stop/start: both sessions valid, the post and counts {s['counts']} kept, the same {len(items)} notifications (same ids)")
+    for path, before in s["media"].items():
+        after = list(fetch_media(c, path))
+        check(after == before, f"GET {path} after the restart: {after}, was {before}")
+    say(f"after stop/start: both sessions valid, the post and counts {s['counts']} kept, the same {len(items)} notifications (same ids), "
+        f"the uploaded media served the same")
     stream = open_stream(c, A)
     try:
         st, _, _, text = c.call("POST", f"/v1/posts/{post}/comments", {"text": "after the restart"}, token=B)
