@@ -3,7 +3,7 @@ import Shared
 /// Moves new notifications from `recent_notifications` into `notifications` in the background
 /// (see `NotificationSchema`): every `intervalMs` (`NOTIFICATION_MERGE_INTERVAL_MS`, default
 /// 10,000), one pass over the rows present when it starts, in (recipient, seq) order, `batch`
-/// rows per transaction (`NOTIFICATION_MERGE_BATCH`, default 5,000), yielding between them so
+/// rows per transaction (`NOTIFICATION_MERGE_BATCH`, default 500), yielding between them so
 /// requests, events and fan-outs go on. Rows written meanwhile wait for the next pass, so
 /// several fan-outs reach each recipient's pages of the big table in one write. A pass stops
 /// while a fan-out or purge job is pending (`fanout_jobs`, `purge_jobs`) and the next pass
