@@ -11,8 +11,9 @@ import CVips
 ///
 /// Videos (MP4, QuickTime) go through FFmpeg's libraries: the container must open and hold a decodable
 /// video stream; its duration and displayed size are reported, its first frame becomes the `poster`
-/// JPEG and the `square320` thumbnail, and the uploaded bytes are kept unchanged as `original`. Note that
-/// a video's own container metadata (an iPhone `.mov` records where it was filmed) is therefore kept too.
+/// JPEG and the `square320` thumbnail, and `original` is the upload's audio and video packets copied
+/// (not re-encoded) into a new container of the same kind without any of its metadata (``VideoRemuxer``):
+/// an iPhone `.mov` records where it was filmed, which is the same leak as a photo's GPS position.
 ///
 /// All work is synchronous and CPU-bound (tens to hundreds of milliseconds per photo; libvips also uses
 /// its own worker threads): call it from a thread of your own, not from a task on Swift's cooperative
@@ -97,7 +98,11 @@ public struct MediaProcessor: Sendable {
                 try PhotoPipeline.squareThumbnail(image)
             )
         }
-        let original = EncodedVariant(variant: .original, type: type, width: poster.width, height: poster.height, bytes: bytes)
+        let cleaned = try bytes.withBytes { buffer throws(MediaError) in
+            try VideoRemuxer(bytes: buffer).remux(muxer: type == .quicktime ? "mov" : "mp4")
+        }
+        let original = EncodedVariant(
+            variant: .original, type: type, width: poster.width, height: poster.height, bytes: cleaned)
         return ProcessedMedia(
             id: id, sourceType: type, width: poster.width, height: poster.height, durationMs: probe.durationMs,
             variants: [original, poster, square])

@@ -51,7 +51,7 @@ struct FileMediaStoreTests {
         #expect(files(store.directory(of: media.id)) == ["original.mov", "poster.jpg", "square320.jpg"])
         let original = try #require(try store.open(media.id, .original))
         #expect(original.contentType == "video/quicktime")
-        #expect(original.size == upload.count)
+        #expect(original.size == media.variant(.original)!.bytes.count)
         #expect(try store.open(media.id, .long1080) == nil)
     }
 

@@ -22,9 +22,12 @@ struct VideoTests {
         let duration = try #require(media.durationMs)
         #expect(abs(duration - 2000) <= 50, "duration \(duration) ms")
         #expect(media.variants.map(\.variant) == [.original, .poster, .square320])
-        // The original is the upload, byte for byte.
-        #expect(media.variant(.original)!.bytes == upload)
-        #expect(media.variant(.original)!.contentType == "video/mp4")
+        // The original is the upload's streams in a new container: it reads back the same.
+        let original = media.variant(.original)!
+        #expect(original.contentType == "video/mp4" && MediaType.sniff(original.bytes) == .mp4)
+        let again = try processor.process(original.bytes)
+        #expect("\(again.width)x\(again.height)" == "320x240" && abs((again.durationMs ?? 0) - duration) <= 50)
+        #expect(try processor.process(upload).variant(.original)!.bytes == original.bytes)  // bitexact
         let poster = try Fixtures.load(media.variant(.poster)!.bytes)
         #expect("\(poster.width)x\(poster.height)" == "320x240")
         #expect(media.variant(.poster)!.contentType == "image/jpeg")
@@ -47,6 +50,9 @@ struct VideoTests {
         #expect(media.sourceType == .quicktime)
         #expect(media.variant(.original)!.contentType == "video/quicktime")
         #expect("\(media.width)x\(media.height)" == "240x320")
+        // The copy keeps the display matrix: it is still shown upright.
+        let again = try processor.process(media.variant(.original)!.bytes)
+        #expect(again.sourceType == .quicktime && "\(again.width)x\(again.height)" == "240x320")
         let poster = try Fixtures.load(media.variant(.poster)!.bytes)
         #expect("\(poster.width)x\(poster.height)" == "240x320")
         // Turned clockwise, the left (red) edge becomes the top; anticlockwise, the bottom.
@@ -54,6 +60,25 @@ struct VideoTests {
         let bottom = Fixtures.pixel(poster, 120, 280)
         let (expectedTop, expectedBottom) = clockwise == 90 ? (0, 2) : (2, 0)
         #expect(top[expectedTop] > 180 && bottom[expectedBottom] > 180, "top \(top), bottom \(bottom)")
+    }
+
+    /// Where a phone filmed a clip, its make, model and capture time are in the upload (exiftool reads
+    /// them) and nowhere in what is stored; the streams are copied, not re-encoded.
+    @Test func aClipsLocationAndDeviceAreNotKept() throws {
+        let upload = try MediaFiles.withLocation(try MediaFiles.video(width: 320, height: 240, seconds: 1, container: "mp4"))
+        let before = try MediaFiles.exiftool(upload)
+        #expect(before["UserData:GPSCoordinates"] != nil && before["UserData:Model"] != nil, "fixture: \(before.keys.sorted())")
+        let media = try processor.process(upload, declaredContentType: "video/quicktime")
+        let original = media.variant(.original)!.bytes
+        let after = try MediaFiles.exiftool(original)
+        let leaked = after.keys.filter { key in
+            ["GPS", "Make", "Model", "Location", "Software", "Encoder"].contains { key.contains($0) }
+        }
+        #expect(leaked.isEmpty, "left in the stored video: \(leaked.sorted())")
+        #expect((after["QuickTime:CreateDate"] as? String ?? "").hasPrefix("2026") == false)
+        #expect(!String(decoding: original, as: UTF8.self).contains("iPhone"))
+        let frames = try #require(after["Track1:ImageWidth"] as? Int)
+        #expect(frames == 320)
     }
 
     @Test func audioOnlyIsRefused() throws {

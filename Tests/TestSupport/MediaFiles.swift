@@ -180,6 +180,22 @@ public enum MediaFiles {
         return (bytes, try exiftool(bytes)["Composite:Rotation"] as? Int ?? -1)
     }
 
+    /// Copies `video` into a QuickTime file with what a phone records about a clip: where it was filmed
+    /// (`location`, written as `©xyz`), the device's make and model, and the capture time.
+    public static func withLocation(_ video: [UInt8]) throws -> [UInt8] {
+        let directory = directory()
+        try Data(video).write(to: URL(fileURLWithPath: directory + "/in.mp4"))
+        _ = try run(
+            "ffmpeg",
+            [
+                "-nostdin", "-v", "error", "-y", "-i", directory + "/in.mp4", "-c", "copy",
+                "-metadata", "location=+35.6895+139.6917/", "-metadata", "make=Apple",
+                "-metadata", "model=iPhone 15 Pro", "-metadata", "creation_time=2026-06-01T10:00:00Z",
+                "-f", "mov", directory + "/located.mov",
+            ], package: "ffmpeg")
+        return Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/located.mov")))
+    }
+
     /// exiftool's view of a file: tag names with their group (`-G1`: `GPS:GPSLatitude`, `IFD0:Orientation`,
     /// `XMP-exif:GPSLatitude`, `IPTC:City`, `ICC_Profile:…`), every tag including duplicates (`-a`).
     public static func exiftool(_ bytes: [UInt8]) throws -> [String: Any] {

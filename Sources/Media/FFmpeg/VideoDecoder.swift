@@ -265,8 +265,9 @@ final class VideoDecoder {
 @available(*, unavailable)
 extension VideoDecoder: Sendable {}
 
-/// The read position over an upload held in memory, for libavformat's read and seek callbacks.
-private final class MemoryInput {
+/// The read position over an upload held in memory, for libavformat's read and seek callbacks
+/// (`VideoDecoder`, `VideoRemuxer`).
+final class MemoryInput {
     let bytes: UnsafeRawBufferPointer
     var position = 0
 
