@@ -61,7 +61,8 @@ enum GatewayApp {
             let server = HTTPServer(
                 configuration: .init(
                     host: config.host, port: config.port, maxConnections: config.maxConnections,
-                    idleTimeoutSeconds: config.connectionTimeoutSeconds, maxLargeBodyBytesInFlight: config.uploadBudgetBytes),
+                    idleTimeoutSeconds: config.connectionTimeoutSeconds, maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
+                    maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies),
                 logger: logger,
                 bodyLimit: { method, path, headers in router.maxBodyBytes(method: method, rawPath: path, headers: headers) },
                 onServerAnswer: { status in

@@ -159,4 +159,19 @@ import Testing
         // And the gateway still serves.
         #expect(try await h.request("GET", "/v1/notifications", token: alice).status == 200)
     }
+
+    /// HEAD on the stream route answers the stream's head and no body, and holds no stream.
+    @Test func headOnTheStreamOpensNoStream() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        let c = try RawConnection(port: h.port)
+        try c.send("HEAD /v1/notifications/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(alice)\r\n\r\n")
+        let raw = c.readToEnd()  // the gateway closes the connection after the head
+        let text = String(decoding: raw, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200"), "\(text)")
+        #expect(text.lowercased().contains("content-type: text/event-stream"), "\(text)")
+        #expect(text.hasSuffix("\r\n\r\n") && !text.contains(": connected"), "a body after the head: \(text)")
+        #expect(try await waitForOpenStreams(h, 0) == 0)
+    }
 }

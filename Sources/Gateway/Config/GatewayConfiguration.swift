@@ -34,6 +34,10 @@ struct GatewayConfiguration: Sendable {
     /// (default 256 MiB, at least one 100 MiB video); past it an upload gets 503 `server_busy` with
     /// `Retry-After` before its body is read.
     var uploadBudgetBytes = 256 << 20
+    /// `GATEWAY_UPLOAD_BUDGET_PER_ADDRESS_BYTES`: what the uploads of one client address may hold
+    /// of that at once (default 100 MiB, one video), so clients at one address cannot keep every
+    /// other upload out; trusted proxies are not limited.
+    var uploadBudgetPerAddressBytes = 100 << 20
     /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
     /// is believed (default none: the TCP peer is the client).
     var trustedProxies: Set<String> = []
@@ -57,6 +61,9 @@ struct GatewayConfiguration: Sendable {
         maxStreams = try env.int("GATEWAY_MAX_STREAMS", default: max(1, maxConnections * 4 / 5), range: 0...1_000_000)
         uploadBudgetBytes = try env.int(
             "GATEWAY_UPLOAD_BUDGET_BYTES", default: uploadBudgetBytes, range: (100 << 20)...(1 << 40))
+        uploadBudgetPerAddressBytes = try env.int(
+            "GATEWAY_UPLOAD_BUDGET_PER_ADDRESS_BYTES", default: min(uploadBudgetPerAddressBytes, uploadBudgetBytes),
+            range: (20 << 20)...uploadBudgetBytes)
         connectionTimeoutSeconds = try env.int(
             "GATEWAY_CONNECTION_TIMEOUT_SECONDS", default: connectionTimeoutSeconds, range: 1...86_400)
         trustedProxies = Set(

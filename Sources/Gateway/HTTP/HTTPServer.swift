@@ -50,6 +50,12 @@ final class HTTPServer: Service {
         /// upload that would go over gets 503 `server_busy` with `Retry-After` before its body is
         /// read, so concurrent uploads cannot exhaust the gateway's memory.
         var maxLargeBodyBytesInFlight = 256 << 20
+        /// Of `maxLargeBodyBytesInFlight`, what the connections of one peer address may hold at
+        /// once (100 MiB by default, one video), so clients at one address cannot keep every
+        /// upload out; peers in `sharedPeers` (trusted proxies, which carry many clients) are not
+        /// limited.
+        var maxLargeBodyBytesPerPeer = 100 << 20
+        var sharedPeers: Set<String> = []
     }
 
     let configuration: Configuration
@@ -73,7 +79,8 @@ final class HTTPServer: Service {
     private let mailbox = Locked<[Message]>([])
     private let wake = Wakeup()
     private let openCount = Atomic<Int>(0)
-    private let largeBodyBytes = Atomic<Int>(0)
+    /// Bytes reserved by uploads in flight: in all, and per peer address.
+    private let largeBodies = Mutex<(total: Int, byPeer: [String: Int])>((0, [:]))
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let loopBox = Locked<EventLoop?>(nil)
 
@@ -149,22 +156,31 @@ final class HTTPServer: Service {
     }
 
     /// Bytes reserved by uploads being received or handled now.
-    var largeBodyBytesInFlight: Int { largeBodyBytes.load(ordering: .relaxed) }
+    var largeBodyBytesInFlight: Int { largeBodies.withLock { $0.total } }
 
-    /// Reserves `bytes` of the large-body budget. - Returns: false when they do not fit.
-    fileprivate func reserveLargeBody(_ bytes: Int) -> Bool {
-        var current = largeBodyBytes.load(ordering: .relaxed)
-        while true {
-            guard current + bytes <= configuration.maxLargeBodyBytesInFlight else { return false }
-            let (exchanged, original) = largeBodyBytes.compareExchange(
-                expected: current, desired: current + bytes, ordering: .relaxed)
-            if exchanged { return true }
-            current = original
+    /// Reserves `bytes` of the upload budget for a body from `peer`: false when the budget, or
+    /// the peer's share of it, would be exceeded.
+    fileprivate func reserveLargeBody(_ bytes: Int, peer: String) -> Bool {
+        let configuration = self.configuration
+        return largeBodies.withLock { state in
+            guard state.total + bytes <= configuration.maxLargeBodyBytesInFlight else { return false }
+            let held = state.byPeer[peer, default: 0]
+            if !configuration.sharedPeers.contains(peer) {
+                guard held + bytes <= configuration.maxLargeBodyBytesPerPeer else { return false }
+            }
+            state.total += bytes
+            state.byPeer[peer] = held + bytes
+            return true
         }
     }
 
-    fileprivate func releaseLargeBody(_ bytes: Int) {
-        if bytes > 0 { largeBodyBytes.subtract(bytes, ordering: .relaxed) }
+    fileprivate func releaseLargeBody(_ bytes: Int, peer: String) {
+        guard bytes > 0 else { return }
+        largeBodies.withLock { state in
+            state.total -= bytes
+            let left = state.byPeer[peer, default: 0] - bytes
+            state.byPeer[peer] = left > 0 ? left : nil
+        }
     }
 
     fileprivate func connectionOpened() { openCount.add(1, ordering: .relaxed) }
@@ -541,10 +557,11 @@ private final class EventLoop: @unchecked Sendable {
         let id = c.id
         let server = self.server
         let reserved = c.reservedBodyBytes
+        let peer = c.peer
         c.reservedBodyBytes = 0
         Task {
             let response = await server.handler(request)
-            server.releaseLargeBody(reserved)  // the body went with the request
+            server.releaseLargeBody(reserved, peer: peer)  // the body went with the request
             server.post(.respond(id, response))
         }
     }
@@ -595,8 +612,15 @@ private final class EventLoop: @unchecked Sendable {
             c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
             c.phase =
                 c.isHead || source.length == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: source.length)
+        case .stream(let stream) where c.isHead:
+            // HEAD: the stream's head and nothing after it (RFC 9110 §9.3.2); the stream is
+            // given up at once, so it holds no slot.
+            c.output += serialize(response, head: true, keepAlive: false)
+            c.keepAlive = false
+            c.phase = .writing(thenClose: true)
+            stream.finished()
         case .stream(let stream):
-            c.output += serialize(response, head: c.isHead, keepAlive: false)
+            c.output += serialize(response, head: false, keepAlive: false)
             c.keepAlive = false
             c.phase = .streaming(stream)
             c.input = []
@@ -749,7 +773,7 @@ private final class EventLoop: @unchecked Sendable {
 
     func closeNow(_ c: Connection) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
-        server.releaseLargeBody(c.reservedBodyBytes)
+        server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
         c.reservedBodyBytes = 0
         epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
         close(c.fd)
@@ -1028,9 +1052,16 @@ private final class Connection {
             }
         }
         if bodyLimit > limits.maxBodyBytes, let server = loop?.server {
-            // An upload: counted against the budget for large bodies before any of it is read.
+            // An upload: only with credentials (every upload route needs them, and a request
+            // without any must not take a share of the budget), then counted against the budget
+            // for large bodies before any of it is read.
+            let authorization = headers.first { $0.name == "authorization" }?.value ?? ""
+            guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+                answer = ServerAnswer(Problem.unauthorized("unauthorized", "an Authorization: Bearer token is required").response)
+                return false
+            }
             let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? Int(p.content_length) : bodyLimit
-            guard server.reserveLargeBody(declared) else {
+            guard server.reserveLargeBody(declared, peer: peer) else {
                 return refuse(503, "server_busy", "too many uploads are in progress; retry shortly")
             }
             reservedBodyBytes = declared
