@@ -429,13 +429,13 @@ private final class EventLoop: @unchecked Sendable {
                 if !c.wantsRead { return }
                 if n < readBuffer.count { return }
             } else if n == 0 {
-                // The client closed (or half-closed) its side. A request already received is
-                // still answered, then the connection closes; anything else (an idle
-                // connection, a partial request, a stream) ends now.
+                // The client closed (or half-closed) its side. The requests already received
+                // (this one and any pipelined behind it) are still answered, then the
+                // connection closes; anything else (an idle connection, a partial request, a
+                // stream) ends now.
                 switch c.phase {
                 case .processing, .writing, .sourcing:
                     c.peerClosed = true
-                    c.keepAlive = false
                     c.wantsRead = false
                     modify(c)
                 default:
@@ -717,13 +717,16 @@ private final class EventLoop: @unchecked Sendable {
                 c.headLinesSeen = 0
                 c.parser.pointee.data = Unmanaged.passUnretained(c).toOpaque()
                 http_parser_pause(c.parser, 0)
-                if !c.wantsRead {
+                if !c.wantsRead && !c.peerClosed {
                     c.wantsRead = true
                     modify(c)
                 }
                 let pending = c.input
                 c.input = []
                 if !pending.isEmpty { pending.withUnsafeBytes { parse(c, $0) } }
+                // A client that closed its side sends nothing more: once no whole request is
+                // left to answer, the connection ends.
+                if c.peerClosed, case .reading = c.phase { closeNow(c) }
             }
         case .streaming:
             pull(c)

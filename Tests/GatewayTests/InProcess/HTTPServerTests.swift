@@ -138,6 +138,19 @@ import Testing
         #expect(responses.map { $0.json["path"] as? String } == ["/1", "/2", "/3"])
     }
 
+    /// A client that sends its requests and then closes its side still gets every answer, then
+    /// the connection closes.
+    @Test func pipelinedRequestsBeforeAHalfCloseAreAllAnswered() throws {
+        let echo = try Echo()
+        for _ in 0..<20 {
+            let c = try RawConnection(port: echo.port)
+            try c.send((1...10).map { "GET /\($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined())
+            c.shutdownWrite()
+            let responses = RawResponse.parseAll(c.readToEnd())
+            #expect(responses.map { $0.json["path"] as? String } == (1...10).map { "/\($0)" })
+        }
+    }
+
     @Test func expectContinueIsAnsweredBeforeTheBody() throws {
         let echo = try Echo()
         let c = try RawConnection(port: echo.port)
