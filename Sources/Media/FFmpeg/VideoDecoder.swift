@@ -18,9 +18,8 @@ struct VideoProbe {
 /// Reads a video held in memory with FFmpeg's libraries (libavformat's MOV/MP4 demuxer only, then the
 /// stream's decoder and libswscale), owning every FFmpeg handle it makes and freeing each on every path.
 ///
-/// The bytes are read through a custom I/O context, never a file name or URL, and the demuxer is fixed to
-/// `mov` (which covers MP4 and QuickTime), so no other demuxer (HLS, concat, …) nor protocol can be reached
-/// from an upload; external data references (`dref`) stay off, libavformat's default.
+/// The bytes are read as a ``MemoryContainer``: through a custom I/O context, never a file name or URL,
+/// with the demuxer fixed to `mov`.
 ///
 /// Not `Sendable`: one thread opens, decodes and releases it.
 final class VideoDecoder {
@@ -28,22 +27,18 @@ final class VideoDecoder {
     /// picture is refused rather than read to its end).
     static let maxPacketsForFirstFrame = 2_000
 
-    private let input: MemoryInput
-    private var format: UnsafeMutablePointer<AVFormatContext>?
-    private var io: UnsafeMutablePointer<AVIOContext>?
+    private let bytes: UnsafeRawBufferPointer
+    /// Released after the codec and frames (stored properties go after `deinit`'s body).
+    private var container: MemoryContainer?
     private var codec: UnsafeMutablePointer<AVCodecContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var rgbFrame: UnsafeMutablePointer<AVFrame>?
     private var scaler: OpaquePointer?
 
-    /// Size of the buffer libavformat reads through, in bytes.
-    private static let ioBufferBytes = 64 * 1024
-
     /// Starts reading `bytes`, which must stay valid until the decoder is released.
     init(bytes: UnsafeRawBufferPointer) {
-        input = MemoryInput(bytes)
-        av_log_set_level(AV_LOG_QUIET)
+        self.bytes = bytes
     }
 
     deinit {
@@ -52,12 +47,6 @@ final class VideoDecoder {
         av_frame_free(&frame)
         av_packet_free(&packet)
         avcodec_free_context(&codec)
-        avformat_close_input(&format)
-        if io != nil {
-            // libavformat may have replaced the buffer it was given; free the one it holds now.
-            av_freep(&io!.pointee.buffer)
-            avio_context_free(&io)
-        }
     }
 
     /// Opens the container, finds the video stream, checks its frame size against `maxPixels`, and
@@ -66,8 +55,9 @@ final class VideoDecoder {
     ///   stream, no decoder, no frame), ``MediaError/imageTooLarge(width:height:limitPixels:)``,
     ///   ``MediaError/processingFailed(operation:message:)`` (allocation or conversion failures).
     func probe(maxPixels: Int) throws(MediaError) -> VideoProbe {
-        try openContainer()
-        guard let format else { throw .processingFailed(operation: "avformat_open_input", message: "no context") }
+        let container = try MemoryContainer(bytes: bytes)
+        self.container = container
+        let format = container.format
         var decoder: UnsafePointer<AVCodec>?
         let index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0)
         guard index >= 0, let stream = format.pointee.streams[Int(index)] else {
@@ -90,57 +80,27 @@ final class VideoDecoder {
 
     // MARK: Steps
 
-    private func openContainer() throws(MediaError) {
-        guard let buffer = av_malloc(Self.ioBufferBytes) else { throw Self.failure("av_malloc", shim_averror(ENOMEM)) }
-        let opaque = Unmanaged.passUnretained(input).toOpaque()
-        io = avio_alloc_context(
-            buffer.assumingMemoryBound(to: UInt8.self), Int32(Self.ioBufferBytes), 0, opaque,
-            { opaque, buffer, size in
-                Unmanaged<MemoryInput>.fromOpaque(opaque!).takeUnretainedValue().read(into: buffer, count: Int(size))
-            }, nil,
-            { opaque, offset, whence in
-                Unmanaged<MemoryInput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence: whence)
-            })
-        guard let io else {
-            av_free(buffer)
-            throw Self.failure("avio_alloc_context", shim_averror(ENOMEM))
-        }
-        guard let context = avformat_alloc_context() else { throw Self.failure("avformat_alloc_context", shim_averror(ENOMEM)) }
-        context.pointee.pb = io
-        context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
-        format = context
-        // On failure avformat_open_input frees the context and sets `format` to nil; `io` stays ours.
-        let opened = avformat_open_input(&format, nil, av_find_input_format("mov"), nil)
-        guard opened >= 0 else {
-            throw .unsupportedMedia(reason: "not a readable MP4/QuickTime container (\(Self.message(opened)))")
-        }
-        let found = avformat_find_stream_info(format, nil)
-        guard found >= 0 else {
-            throw .unsupportedMedia(reason: "the container's streams do not parse (\(Self.message(found)))")
-        }
-    }
-
     private func openDecoder(_ decoder: UnsafePointer<AVCodec>, parameters: UnsafeMutablePointer<AVCodecParameters>)
         throws(MediaError)
     {
         guard let codec = avcodec_alloc_context3(decoder) else {
-            throw Self.failure("avcodec_alloc_context3", shim_averror(ENOMEM))
+            throw FFmpegIO.failure("avcodec_alloc_context3", shim_averror(ENOMEM))
         }
         self.codec = codec
         let copied = avcodec_parameters_to_context(codec, parameters)
-        guard copied >= 0 else { throw Self.failure("avcodec_parameters_to_context", copied) }
+        guard copied >= 0 else { throw FFmpegIO.failure("avcodec_parameters_to_context", copied) }
         codec.pointee.thread_count = 1
         let opened = avcodec_open2(codec, decoder, nil)
-        guard opened >= 0 else { throw .unsupportedMedia(reason: "the video stream does not open (\(Self.message(opened)))") }
+        guard opened >= 0 else { throw .unsupportedMedia(reason: "the video stream does not open (\(FFmpegIO.message(opened)))") }
     }
 
     /// Reads packets of the video stream until the decoder returns a frame, then converts it to RGB.
     private func firstFrameRGB(streamIndex: Int32, width: Int, height: Int) throws(MediaError) -> [UInt8] {
-        guard let format, let codec, let packet = av_packet_alloc() else {
-            throw Self.failure("av_packet_alloc", shim_averror(ENOMEM))
+        guard let format = container?.format, let codec, let packet = av_packet_alloc() else {
+            throw FFmpegIO.failure("av_packet_alloc", shim_averror(ENOMEM))
         }
         self.packet = packet
-        guard let frame = av_frame_alloc() else { throw Self.failure("av_frame_alloc", shim_averror(ENOMEM)) }
+        guard let frame = av_frame_alloc() else { throw FFmpegIO.failure("av_frame_alloc", shim_averror(ENOMEM)) }
         self.frame = frame
         let again = shim_averror(EAGAIN)
         var packets = 0
@@ -192,13 +152,13 @@ final class VideoDecoder {
         let fullRange: Int32 = frame.pointee.color_range == AVCOL_RANGE_JPEG ? 1 : 0
         _ = sws_setColorspaceDetails(
             scaler, sws_getCoefficients(colorspace), fullRange, sws_getCoefficients(SWS_CS_DEFAULT), 1, 0, 1 << 16, 1 << 16)
-        guard let rgb = av_frame_alloc() else { throw Self.failure("av_frame_alloc", shim_averror(ENOMEM)) }
+        guard let rgb = av_frame_alloc() else { throw FFmpegIO.failure("av_frame_alloc", shim_averror(ENOMEM)) }
         rgbFrame = rgb
         rgb.pointee.width = width
         rgb.pointee.height = height
         rgb.pointee.format = AV_PIX_FMT_RGB24.rawValue
         let scaled = sws_scale_frame(scaler, rgb, frame)
-        guard scaled >= 0, let data = rgb.pointee.data.0 else { throw Self.failure("sws_scale_frame", scaled) }
+        guard scaled >= 0, let data = rgb.pointee.data.0 else { throw FFmpegIO.failure("sws_scale_frame", scaled) }
         let stride = Int(rgb.pointee.linesize.0)
         let rowBytes = Int(width) * 3
         var pixels = [UInt8](repeating: 0, count: rowBytes * Int(height))
@@ -248,56 +208,7 @@ final class VideoDecoder {
         }
         return nil
     }
-
-    // MARK: Errors
-
-    private static func message(_ code: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 128)
-        guard av_strerror(code, &buffer, buffer.count) == 0 else { return "error \(code)" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    private static func failure(_ operation: String, _ code: Int32) -> MediaError {
-        .processingFailed(operation: operation, message: message(code))
-    }
 }
 
 @available(*, unavailable)
 extension VideoDecoder: Sendable {}
-
-/// The read position over an upload held in memory, for libavformat's read and seek callbacks
-/// (`VideoDecoder`, `VideoRemuxer`).
-final class MemoryInput {
-    let bytes: UnsafeRawBufferPointer
-    var position = 0
-
-    init(_ bytes: UnsafeRawBufferPointer) {
-        self.bytes = bytes
-    }
-
-    /// `read_packet`: copies up to `count` bytes; AVERROR_EOF at the end.
-    func read(into buffer: UnsafeMutablePointer<UInt8>?, count: Int) -> Int32 {
-        let available = bytes.count - position
-        guard available > 0, count > 0, let buffer else { return shim_averror_eof() }
-        let n = min(available, count)
-        UnsafeMutableRawPointer(buffer).copyMemory(from: bytes.baseAddress! + position, byteCount: n)
-        position += n
-        return Int32(n)
-    }
-
-    /// `seek`: SEEK_SET / SEEK_CUR / SEEK_END, or AVSEEK_SIZE to report the size.
-    func seek(_ offset: Int64, whence: Int32) -> Int64 {
-        if whence & AVSEEK_SIZE != 0 { return Int64(bytes.count) }
-        let base: Int
-        switch whence & ~AVSEEK_FORCE {
-        case SEEK_SET: base = 0
-        case SEEK_CUR: base = position
-        case SEEK_END: base = bytes.count
-        default: return Int64(shim_averror(EINVAL))
-        }
-        let target = Int64(base) + offset
-        guard target >= 0, target <= Int64(bytes.count) else { return Int64(shim_averror(EINVAL)) }
-        position = Int(target)
-        return target
-    }
-}
