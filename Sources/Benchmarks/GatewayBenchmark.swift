@@ -15,7 +15,10 @@ enum GatewayBenchmark {
         var non2xx: Int
     }
 
+    /// - Throws: `MissingTool` (before anything starts) when wrk or nginx is not installed.
     static func run(_ options: [String]) async throws {
+        let wrkPath = try MissingTool.locate("wrk", package: "wrk")
+        let nginxPath = try MissingTool.locate("nginx", package: "nginx")
         let seconds = options.first.flatMap { Int($0) } ?? 10
         let connections = options.count > 1 ? Int(options[1]) ?? 64 : 64
         let cluster = Cluster(extraEnvironment: ["LOG_LEVEL": "warning"])
@@ -23,17 +26,20 @@ enum GatewayBenchmark {
         defer { cluster.stopAll() }
         let port = cluster.gatewayPort
         let http = HTTPClient(port: port)
-        let nginx = try Nginx.start()
+        let nginx = try Nginx.start(executable: nginxPath)
         defer { nginx.stop() }
 
         var rows: [(String, Figures?)] = []
         let staticFigures = try wrk(
-            "http://127.0.0.1:\(nginx.port)/static.json", seconds: seconds, connections: connections)
+            "http://127.0.0.1:\(nginx.port)/static.json", seconds: seconds, connections: connections,
+            executable: wrkPath)
         rows.append(("nginx static file", staticFigures))
         rows.append(
             (
                 "gateway /healthz",
-                try wrk("http://127.0.0.1:\(port)/healthz", seconds: seconds, connections: connections)
+                try wrk(
+                    "http://127.0.0.1:\(port)/healthz", seconds: seconds, connections: connections,
+                    executable: wrkPath)
             ))
 
         let tag = RandomID.make().prefix(6)
@@ -61,14 +67,14 @@ enum GatewayBenchmark {
                     "GET /v1/me (cached token)",
                     try wrk(
                         "http://127.0.0.1:\(port)/v1/me", seconds: seconds, connections: connections,
-                        headers: header)
+                        headers: header, executable: wrkPath)
                 ))
             rows.append(
                 (
                     "GET /v1/users/{u} (profile header)",
                     try wrk(
                         "http://127.0.0.1:\(port)/v1/users/\(alice)", seconds: seconds,
-                        connections: connections, headers: header)
+                        connections: connections, headers: header, executable: wrkPath)
                 ))
         }
         print(
@@ -99,14 +105,16 @@ enum GatewayBenchmark {
     }
 
     /// Runs wrk and parses requests/s and the latency percentiles (`--latency`).
-    static func wrk(_ url: String, seconds: Int, connections: Int, headers: [String] = []) throws
+    static func wrk(
+        _ url: String, seconds: Int, connections: Int, headers: [String] = [], executable: String
+    ) throws
         -> Figures?
     {
         var args = ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"]
         for h in headers { args += ["-H", h] }
         args.append(url)
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/wrk")
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = args
         let out = Pipe()
         p.standardOutput = out
@@ -142,12 +150,32 @@ enum GatewayBenchmark {
     }
 }
 
+/// A tool a benchmark runs that is not installed: one line naming it and its Debian package.
+struct MissingTool: Error, CustomStringConvertible {
+    let name: String
+    let package: String
+    var description: String {
+        "\(name) is not installed (Debian package \(package); scripts/bench installs it)"
+    }
+
+    /// The path of executable `name` on `PATH` (then `/usr/sbin`, where Debian puts nginx).
+    /// - Throws: `MissingTool` when there is none.
+    static func locate(_ name: String, package: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        for dir in path.split(separator: ":") + ["/usr/sbin"] {
+            let candidate = "\(dir)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw MissingTool(name: name, package: package)
+    }
+}
+
 /// nginx serving one small static JSON file from a temporary directory, as the baseline.
 struct Nginx {
     let process: Process
     let port: Int
 
-    static func start() throws -> Nginx {
+    static func start(executable: String) throws -> Nginx {
         let dir = makeTemporaryDirectory("bench-nginx")
         try Data(#"{"status":"ok"}"#.utf8).write(to: URL(fileURLWithPath: "\(dir)/static.json"))
         let port = freePort()
@@ -167,7 +195,7 @@ struct Nginx {
             """
         try Data(conf.utf8).write(to: URL(fileURLWithPath: "\(dir)/nginx.conf"))
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        p.executableURL = URL(fileURLWithPath: executable)
         p.arguments = ["-c", "\(dir)/nginx.conf", "-p", dir]
         p.standardError = FileHandle.nullDevice
         try p.run()

@@ -1,3 +1,4 @@
+import Foundation
 import Shared
 
 /// `Benchmarks <name> [options]`: starts the real services and prints figures.
@@ -5,12 +6,18 @@ import Shared
 let arguments = Array(CommandLine.arguments.dropFirst())
 let name = arguments.first ?? ""
 let options = Array(arguments.dropFirst())
-switch name {
-case "auth": try await AuthBenchmark.run(options)
-case "profile": try await ProfileBenchmark.run(options)
-case "gateway": try await GatewayBenchmark.run(options)
-case "notification": try await NotificationBenchmark.run(options)
-case "media": try await MediaBenchmark.run(options)
-default:
-    print("usage: Benchmarks <auth|notification|profile|gateway> [options]")
+do {
+    switch name {
+    case "auth": try await AuthBenchmark.run(options)
+    case "profile": try await ProfileBenchmark.run(options)
+    case "gateway": try await GatewayBenchmark.run(options)
+    case "notification": try await NotificationBenchmark.run(options)
+    case "media": try await MediaBenchmark.run(options)
+    default:
+        print("usage: Benchmarks <auth|notification|profile|gateway|media> [options]")
+    }
+} catch {
+    // One line, not a backtrace: a missing tool says which package to install.
+    FileHandle.standardError.write(Data("Benchmarks \(name): \(error)\n".utf8))
+    exit(1)
 }
