@@ -55,6 +55,23 @@ struct ContractTests {
         #expect(retry.status == 201, "the refused registration created nothing: \(retry.text)")
     }
 
+    /// `{}` names every required field, and missing members are reported together with the
+    /// owners' errors on the members that are there (AuthService's and ProfileService's).
+    @Test func registrationNamesEveryMissingAndInvalidField() throws {
+        let empty = try http.request("POST", "/v1/auth/register", json: [String: Any]())
+        problem(empty, 400, "invalid_field")
+        let codes = Dictionary(
+            ((empty.object["errors"] as? [[String: Any]]) ?? []).compactMap { e in
+                (e["field"] as? String).map { ($0, e["code"] as? String ?? "") }
+            }, uniquingKeysWith: { a, _ in a })
+        #expect(codes == ["email": "required", "username": "required", "password": "required"], "\(empty.text)")
+        let mixed = try http.request(
+            "POST", "/v1/auth/register", json: ["email": 5, "password": "short", "gender": "robot"])
+        problem(mixed, 400, "invalid_field")
+        let fields = Set(((mixed.object["errors"] as? [[String: Any]]) ?? []).compactMap { $0["field"] as? String })
+        #expect(fields == ["email", "username", "password", "gender"], "\(mixed.text)")
+    }
+
     @Test func registrationValidationAndConflicts() throws {
         let name = "r\(RandomID.make().prefix(8))"
         problem(

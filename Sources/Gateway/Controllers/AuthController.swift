@@ -24,12 +24,21 @@ struct AuthController: Controller {
     func register(_ request: Request) async throws -> HTTPResponse {
         let body = try request.body()
         try body.allowOnly(["email", "username", "password", "name", "birthDate", "gender"])
-        let email = try body.string("email")
-        let username = try body.string("username")
-        let password = try body.string("password")
-        let name = try body.optionalString("name")
-        let birthDate = try body.optionalString("birthDate")
-        let gender = try body.optionalString("gender")
+        // Missing and mistyped members are collected, not thrown one at a time, so `{}` names
+        // every required field and the owners' checks still run on the members that are there.
+        var shapeProblems: [Problem] = []
+        func member<T>(_ read: () throws -> T?) throws -> T? {
+            do { return try read() } catch let problem as Problem where problem.status == 400 {
+                shapeProblems.append(problem)
+                return nil
+            }
+        }
+        let email = try member { try body.string("email") }
+        let username = try member { try body.string("username") }
+        let password = try member { try body.string("password") }
+        let name = try member { try body.optionalString("name") }
+        let birthDate = try member { try body.optionalString("birthDate") }
+        let gender = try member { try body.optionalString("gender") }
         async let identityCheck = check {
             _ = try await auth.call(
                 Auth.CheckIdentityFields.self, .init(email: email, username: username, password: password))
@@ -38,11 +47,15 @@ struct AuthController: Controller {
             _ = try await profile.call(Profile.CheckProfileFields.self, .init(name: name, birthDate: birthDate, gender: gender))
         }
         let (identityError, profileError) = try await (identityCheck, profileCheck)
-        switch (identityError, profileError) {
-        case (nil, nil): break
-        case (let error?, nil), (nil, let error?): throw error
-        case (let a?, let b?): throw ServiceError.validation((a.fields ?? []) + (b.fields ?? []))
+        let fieldErrors =
+            shapeProblems.flatMap { $0.errors ?? [] } + (identityError?.fields ?? []) + (profileError?.fields ?? [])
+        switch (shapeProblems.count, identityError, profileError) {
+        case (0, nil, nil): break
+        case (0, let error?, nil), (0, nil, let error?): throw error
+        case (1, nil, nil): throw shapeProblems[0]
+        default: throw ServiceError.validation(fieldErrors)
         }
+        guard let email, let username, let password else { throw ServiceError.validation(fieldErrors) }
         let session = try await auth.call(
             Auth.Register.self, .init(email: email, username: username, password: password), timeoutMs: passwordTimeoutMs)
         let me = try await profile.call(
