@@ -61,6 +61,15 @@ import Testing
         #expect(try await f.call(Profile.ListComments.self, .init(postId: post.id, page: .init())).items.isEmpty)
     }
 
+    /// Issue 18: a comment made only of format or bidi characters (and whitespace) shows nothing,
+    /// so it is empty.
+    @Test func aCommentOfOnlyFormatOrBidiCharactersIsEmpty() async throws {
+        for text in ["\u{200B}", "\u{202E}\u{202C}", " \u{2066}\u{2069}\n", "\u{FEFF}\u{200D}"] {
+            #expect(ProfileRules.commentText(text)?.code == "empty", "\(text.debugDescription)")
+        }
+        #expect(ProfileRules.commentText("ok\u{200D}") == nil)
+    }
+
     @Test func lineBreaksAreKeptInBioCaptionAndCommentButNotInAName() async throws {
         let f = try await ProfileFixture()
         let a = try await f.register("alice")

@@ -38,7 +38,7 @@ struct SessionHandlers: Sendable {
             throw ServiceError.identityValidation([IdentityRules.tooLong])
         }
         let typed = request.login.trimmingWhitespace()
-        let login = typed.lowercased()
+        let login = typed.contains("@") ? IdentityRules.normalizedEmail(typed) : typed.lowercased()
         // An email (it has an `@`) is normalised as registration normalises it; anything else can
         // only be a username, which matches only when typed in the username alphabet itself
         // ("\u{212A}elvin" lower-cases to "kelvin" but is not that username).

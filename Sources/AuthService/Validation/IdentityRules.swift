@@ -1,3 +1,4 @@
+import Foundation
 import Shared
 
 /// Normalisation and validation of the identity fields; failures are `FieldError`s so a request
@@ -8,12 +9,14 @@ enum IdentityRules {
 
     /// Valid when the input itself is 3–30 of `a-z A-Z 0-9 . _` (checked before lower-casing, so
     /// no other character folds into the alphabet: the Kelvin sign U+212A lower-cases to `k`);
-    /// stored lower-cased.
+    /// stored lower-cased. At least one letter or digit: a name of only `.` and `_` names
+    /// nobody a reader can tell apart. (The alphabet leaves out every format character.)
     /// - Returns: the normalised username and, if invalid, an `invalid_username` error on `username`.
     static func username(_ raw: String) -> (value: String, error: FieldError?) {
-        let allowed = raw.unicodeScalars.allSatisfy { s in
-            ("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || s == "." || s == "_"
-        }
+        let allowed =
+            raw.unicodeScalars.allSatisfy { s in
+                ("a"..."z").contains(s) || ("A"..."Z").contains(s) || ("0"..."9").contains(s) || s == "." || s == "_"
+            } && raw.unicodeScalars.contains { $0 != "." && $0 != "_" }
         let value = allowed ? raw.lowercased() : raw
         guard allowed, (3...30).contains(raw.unicodeScalars.count) else {
             return (
@@ -25,12 +28,16 @@ enum IdentityRules {
         return (value, nil)
     }
 
-    /// Trims whitespace and lower-cases `raw`; valid when at most 254 bytes, with exactly one `@`,
-    /// a non-empty local part, a domain of non-empty dot-separated labels (at least two), and no
-    /// whitespace or control characters.
+    /// Trims whitespace, lower-cases `raw` and puts it in Unicode Normalization Form C (UAX #15),
+    /// so `é` typed precomposed or as `e` + U+0301 is one address for uniqueness and login; valid
+    /// when at most 254 bytes, with exactly one `@`, a non-empty local part, a domain of
+    /// non-empty dot-separated labels (at least two), no whitespace, control or format
+    /// characters (`TextRules.isFormat`: zero-width, bidi overrides), and no domain label mixing
+    /// letters of Latin, Greek and Cyrillic (a homoglyph such as `pаypal` with a Cyrillic `а`;
+    /// UTS #39 §5.1's "single script" restriction, for those three scripts).
     /// - Returns: the normalised email and, if invalid, an `invalid_email` error on `email`.
     static func email(_ raw: String) -> (value: String, error: FieldError?) {
-        let value = raw.trimmingWhitespace().lowercased()
+        let value = normalizedEmail(raw)
         let invalid = (
             value, FieldError(field: "email", code: "invalid_email", message: "not a valid email address")
         )
@@ -41,13 +48,39 @@ enum IdentityRules {
                     field: "email", code: "invalid_email", message: "at most \(maxEmailBytes) characters")
             )
         }
-        guard !value.unicodeScalars.contains(where: { $0.properties.isWhitespace || TextRules.isControl($0) })
+        guard
+            !value.unicodeScalars.contains(where: {
+                $0.properties.isWhitespace || TextRules.isControl($0) || TextRules.isFormat($0)
+            })
         else { return invalid }
         let parts = value.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty else { return invalid }
         let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
         guard labels.count >= 2, labels.allSatisfy({ !$0.isEmpty }) else { return invalid }
+        guard labels.allSatisfy({ Set($0.unicodeScalars.compactMap(confusableScript)).count <= 1 }) else {
+            return (
+                value,
+                FieldError(field: "email", code: "invalid_email", message: "a domain label mixes alphabets")
+            )
+        }
         return (value, nil)
+    }
+
+    /// An email as stored and looked up: trimmed, lower-cased, NFC.
+    static func normalizedEmail(_ raw: String) -> String {
+        raw.trimmingWhitespace().lowercased().precomposedStringWithCanonicalMapping
+    }
+
+    /// The script of a letter of Latin, Greek or Cyrillic, the alphabets whose letters look
+    /// alike; nil for anything else (digits, `-`, other scripts).
+    private static func confusableScript(_ s: Unicode.Scalar) -> Int? {
+        guard s.properties.isAlphabetic else { return nil }
+        switch s.value {
+        case 0x41...0x5A, 0x61...0x7A, 0xC0...0x24F, 0x1E00...0x1EFF: return 0  // Latin
+        case 0x370...0x3FF, 0x1F00...0x1FFF: return 1  // Greek
+        case 0x400...0x52F: return 2  // Cyrillic
+        default: return nil
+        }
     }
 
     /// Valid when at least 8 characters, at most `PasswordHasher.maxPasswordBytes` UTF-8 bytes,

@@ -75,9 +75,10 @@ enum ProfileRules {
             ?? TextRules.maxLength(value, maxText, field: "caption")
     }
 
-    /// Comment text: 1–2,200 characters, not only whitespace; line breaks allowed.
+    /// Comment text: 1–2,200 characters, not only whitespace and format or bidi characters
+    /// (`TextRules.isBlank`); line breaks allowed.
     static func commentText(_ value: String) -> FieldError? {
-        if value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+        if TextRules.isBlank(value) {
             return FieldError(field: "text", code: "empty", message: "must not be empty")
         }
         return TextRules.noControlCharacters(value, field: "text", allowNewline: true)

@@ -8,6 +8,20 @@ public enum TextRules {
         scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value)
     }
 
+    /// Whether `scalar` is a format character (Unicode general category Cf): zero-width
+    /// characters (U+200B–U+200D, U+FEFF), the bidi embeddings, overrides and isolates
+    /// (U+202A–U+202E, U+2066–U+2069), soft hyphen, ... — invisible, and able to make two
+    /// identities look alike or reorder what is shown.
+    public static func isFormat(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .format
+    }
+
+    /// Whether `value` shows nothing: only whitespace, newlines and format characters (a text
+    /// made only of U+200B or U+202E is empty).
+    public static func isBlank(_ value: String) -> Bool {
+        value.unicodeScalars.allSatisfy { $0.properties.isWhitespace || isFormat($0) }
+    }
+
     /// Refuses control characters (see `isControl`), except `\n` when `allowNewline` (bio,
     /// caption and comment text are multi-line).
     /// - Returns: `invalid_field` naming the first one found, or nil.

@@ -166,3 +166,34 @@ struct RegistrationTests {
         #expect(try await auth.outbox().count == 1)
     }
 }
+
+/// Issue 18: Unicode in identities. Emails are NFC before uniqueness and lookup; format
+/// characters, mixed-script domain labels and names of only dots are refused.
+struct UnicodeIdentityTests {
+    @Test func anEmailTypedNFCOrNFDIsOneAccount() async throws {
+        let auth = try InProcessAuth()
+        let nfc = "jos\u{E9}@example.com"
+        let nfd = "jose\u{301}@example.com"
+        #expect(!nfc.unicodeScalars.elementsEqual(nfd.unicodeScalars))
+        let first = try await auth.register("jose1", email: nfd)
+        #expect(first.identity.email.unicodeScalars.elementsEqual(nfc.unicodeScalars))
+        await expectError("email_taken", status: 409) { try await auth.register("jose2", email: nfc) }
+        #expect(try await auth.login(nfc).identity.id == first.identity.id)
+        #expect(try await auth.login(nfd).identity.id == first.identity.id)
+    }
+
+    @Test func formatCharactersHomoglyphDomainsAndDotOnlyNamesAreRefused() {
+        for email in [
+            "a\u{200B}b@example.com", "ab@exa\u{202E}mple.com", "ab@p\u{430}ypal.com", "ab@\u{FEFF}example.com",
+        ] {
+            #expect(IdentityRules.email(email).error?.code == "invalid_email", "\(email.debugDescription)")
+        }
+        for ok in ["ab@\u{43F}\u{440}\u{438}\u{43C}\u{435}\u{440}.com", "jos\u{E9}@caf\u{E9}.fr", "a@b-1.co"] {
+            #expect(IdentityRules.email(ok).error == nil, "\(ok.debugDescription)")
+        }
+        for name in ["...", "._.", "___", "ab\u{200B}c", "ab\u{202E}c"] {
+            #expect(IdentityRules.username(name).error?.code == "invalid_username", "\(name.debugDescription)")
+        }
+        #expect(IdentityRules.username("a.b").error == nil)
+    }
+}
