@@ -98,13 +98,17 @@ public struct MediaProcessor: Sendable {
                 try PhotoPipeline.squareThumbnail(image)
             )
         }
-        let cleaned = try bytes.withBytes { buffer throws(MediaError) in
-            try VideoRemuxer(bytes: buffer).remux(muxer: type == .quicktime ? "mov" : "mp4")
+        // The duration reported is the one stored: the copied packets' span, not the header's claim
+        // (a 2 s clip whose mvhd says 10 h is 2 s).
+        let (cleaned, copiedMs) = try bytes.withBytes { buffer throws(MediaError) in
+            let remuxer = VideoRemuxer(bytes: buffer)
+            let cleaned = try remuxer.remux(muxer: type == .quicktime ? "mov" : "mp4")
+            return (cleaned, remuxer.copiedDurationMs)
         }
         let original = EncodedVariant(
             variant: .original, type: type, width: poster.width, height: poster.height, bytes: cleaned)
         return ProcessedMedia(
-            id: id, sourceType: type, width: poster.width, height: poster.height, durationMs: probe.durationMs,
+            id: id, sourceType: type, width: poster.width, height: poster.height, durationMs: copiedMs ?? probe.durationMs,
             variants: [original, poster, square])
     }
 }

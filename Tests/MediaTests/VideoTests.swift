@@ -13,6 +13,34 @@ struct VideoTests {
         processor = try MediaProcessor()
     }
 
+    /// Issue 18: a 2 s MP4 whose `mvhd` and `mdhd` claim 10 h is reported at what was stored, 2 s.
+    @Test func theDurationIsWhatWasStoredNotWhatTheHeaderClaims() throws {
+        var upload = try MediaFiles.video(width: 320, height: 240, seconds: 2, container: "mp4")
+        var patched = 0
+        // Version-0 boxes: after the type, version+flags, creation, modification (4 each), then
+        // timescale and duration (big-endian 32-bit).
+        for box in ["mvhd", "mdhd"] {
+            let name = Array(box.utf8)
+            var i = 0
+            while i + 24 <= upload.count {
+                if Array(upload[i..<i + 4]) == name, upload[i + 4] == 0 {
+                    let t = i + 16
+                    let timescale = upload[t..<t + 4].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    let claimed = UInt32(truncatingIfNeeded: timescale * 36_000)
+                    for k in 0..<4 { upload[t + 4 + k] = UInt8(claimed >> (24 - 8 * k) & 0xFF) }
+                    patched += 1
+                }
+                i += 1
+            }
+        }
+        #expect(patched >= 2)
+        let media = try processor.process(upload, declaredContentType: "video/mp4")
+        let duration = try #require(media.durationMs)
+        #expect(abs(duration - 2000) <= 100, "duration \(duration) ms")
+        let again = try processor.process(media.variant(.original)!.bytes)
+        #expect(abs((again.durationMs ?? 0) - duration) <= 100)
+    }
+
     @Test func mp4() throws {
         let upload = try MediaFiles.video(width: 320, height: 240, seconds: 2, container: "mp4")
         #expect(MediaType.sniff(upload) == .mp4)

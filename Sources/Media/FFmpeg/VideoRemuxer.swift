@@ -23,6 +23,10 @@ final class VideoRemuxer {
     private var outputFormat: UnsafeMutablePointer<AVFormatContext>?
     private var outputIO: UnsafeMutablePointer<AVIOContext>?
     private var packet: UnsafeMutablePointer<AVPacket>?
+    /// After `remux`: the span of the copied packets, from the earliest start to the latest
+    /// end (presentation time + duration), in milliseconds; nil when no packet had a time. What
+    /// was stored, whatever the container's header (`mvhd`/`mdhd`) claims.
+    private(set) var copiedDurationMs: Int?
 
     /// Starts reading `bytes`, which must stay valid until the remuxer is released.
     init(bytes: UnsafeRawBufferPointer) {
@@ -86,6 +90,7 @@ final class VideoRemuxer {
 
         guard let packet = av_packet_alloc() else { throw FFmpegIO.failure("av_packet_alloc", shim_averror(ENOMEM)) }
         self.packet = packet
+        var span = PacketSpan()
         while true {
             let read = av_read_frame(source, packet)
             if read == shim_averror_eof() { break }
@@ -97,6 +102,7 @@ final class VideoRemuxer {
             }
             let from = source.pointee.streams[index]!.pointee.time_base
             let to = target.pointee.streams[Int(map[index])]!.pointee.time_base
+            span.add(packet.pointee, timeBase: from)
             packet.pointee.stream_index = map[index]
             av_packet_rescale_ts(packet, from, to)
             packet.pointee.pos = -1
@@ -108,7 +114,30 @@ final class VideoRemuxer {
         let trailer = av_write_trailer(target)
         guard trailer >= 0 else { throw .unsupportedMedia(reason: "the copy does not finish (\(FFmpegIO.message(trailer)))") }
         avio_flush(outputIO)
+        copiedDurationMs = span.durationMs
         return output.bytes
+    }
+}
+
+/// The earliest start and latest end of a set of packets, in milliseconds.
+private struct PacketSpan {
+    private var start: Double?
+    private var end: Double?
+
+    mutating func add(_ packet: AVPacket, timeBase: AVRational) {
+        let unknown = shim_av_nopts_value()
+        let time = packet.pts != unknown ? packet.pts : packet.dts
+        guard time != unknown, timeBase.den > 0 else { return }
+        let ms = Double(timeBase.num) * 1000 / Double(timeBase.den)
+        let from = Double(time) * ms
+        let to = Double(time + max(0, packet.duration)) * ms
+        start = min(start ?? from, from)
+        end = max(end ?? to, to)
+    }
+
+    var durationMs: Int? {
+        guard let start, let end, end > start else { return nil }
+        return Int((end - start).rounded())
     }
 }
 
