@@ -38,6 +38,12 @@ struct GatewayConfiguration: Sendable {
     /// of that at once (default 100 MiB, one video), so clients at one address cannot keep every
     /// other upload out; trusted proxies are not limited.
     var uploadBudgetPerAddressBytes = 100 << 20
+    /// `GATEWAY_UPLOAD_MIN_BYTES_PER_SECOND`: the slowest an upload may arrive, measured over
+    /// each `GATEWAY_UPLOAD_RATE_WINDOW_SECONDS` (default 1,024 B/s over 30 s; 0 = no minimum);
+    /// slower, it gets 408 `request_timeout` and gives its share of the upload budget back.
+    var uploadMinBytesPerSecond = 1_024
+    /// `GATEWAY_UPLOAD_RATE_WINDOW_SECONDS`: see `uploadMinBytesPerSecond` (default 30 s).
+    var uploadRateWindowSeconds = 30
     /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
     /// is believed (default none: the TCP peer is the client).
     var trustedProxies: Set<String> = []
@@ -66,6 +72,10 @@ struct GatewayConfiguration: Sendable {
             range: (20 << 20)...uploadBudgetBytes)
         connectionTimeoutSeconds = try env.int(
             "GATEWAY_CONNECTION_TIMEOUT_SECONDS", default: connectionTimeoutSeconds, range: 1...86_400)
+        uploadMinBytesPerSecond = try env.int(
+            "GATEWAY_UPLOAD_MIN_BYTES_PER_SECOND", default: uploadMinBytesPerSecond, range: 0...(1 << 30))
+        uploadRateWindowSeconds = try env.int(
+            "GATEWAY_UPLOAD_RATE_WINDOW_SECONDS", default: uploadRateWindowSeconds, range: 1...3_600)
         trustedProxies = Set(
             env.string("GATEWAY_TRUSTED_PROXIES", default: "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)
