@@ -28,7 +28,9 @@ enum GatewayApp {
                 Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
             }
             let backends = Backends(auth: try backend(.auth), profile: try backend(.profile), graph: try backend(.notification))
-            let hub = StreamHub(metrics: metrics, capacity: config.maxStreams)
+            let hub = StreamHub(
+                metrics: metrics, capacity: config.maxStreams, perUser: config.maxStreamsPerUser,
+                perAddress: config.maxStreamsPerAddress, unlimitedAddresses: config.trustedProxies)
             let tokens = TokenCache(ttlMs: Int64(config.tokenCacheSeconds) * 1000)
             let sessions = SessionControl(tokens: tokens, hub: hub)
             let users = UserLookup(profile: backends.profile)
@@ -61,7 +63,9 @@ enum GatewayApp {
             let server = HTTPServer(
                 configuration: .init(
                     host: config.host, port: config.port, maxConnections: config.maxConnections,
-                    idleTimeoutSeconds: config.connectionTimeoutSeconds, maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
+                    maxConnectionsPerPeer: config.maxConnectionsPerAddress,
+                    firstByteTimeoutSeconds: config.firstByteTimeoutSeconds, idleTimeoutSeconds: config.connectionTimeoutSeconds,
+                    maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
                     maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies,
                     minUploadBytesPerSecond: config.uploadMinBytesPerSecond,
                     uploadRateWindowSeconds: config.uploadRateWindowSeconds),

@@ -60,4 +60,92 @@ import Testing
         #expect(again?.status == 100)
         next.shutdownWrite()
     }
+
+    /// Opens a notification stream and reads its answer's head: the status, and the whole
+    /// answer's text when it is not a stream (a refusal closes the connection).
+    private func openStream(_ h: GatewayHarness, token: String) throws -> (RawConnection, Int, String) {
+        let c = try RawConnection(port: h.port, timeoutSeconds: 30)
+        try c.send("GET /v1/notifications/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n\r\n")
+        var data: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        while !String(decoding: data, as: UTF8.self).contains("\r\n\r\n") {
+            let n = recv(c.fd, &buf, buf.count, 0)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            data += buf[0..<n]
+        }
+        let status = Int(String(decoding: data, as: UTF8.self).split(separator: " ").dropFirst().first ?? "") ?? 0
+        if status != 200 { data += c.readToEnd() }
+        return (c, status, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func oneAccountCannotTakeEveryStream() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_MAX_STREAMS_PER_USER": "2"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        let bob = h.fakes.addUser("bob")
+        let first = try openStream(h, token: alice)
+        let second = try openStream(h, token: alice)
+        #expect(first.1 == 200 && second.1 == 200)
+        let third = try openStream(h, token: alice)
+        #expect(third.1 == 429 && third.2.contains("too_many_streams") && third.2.contains("Retry-After"))
+        // Another account still gets its stream.
+        let other = try openStream(h, token: bob)
+        #expect(other.1 == 200)
+        // Closing one of alice's makes room for another.
+        shutdown(first.0.fd, Int32(SHUT_RDWR))
+        var reopened = 0
+        for _ in 0..<200 where reopened != 200 {
+            reopened = try openStream(h, token: alice).1
+        }
+        #expect(reopened == 200)
+        _ = (second, other)
+    }
+
+    @Test func oneAddressCannotTakeEveryStream() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_MAX_STREAMS_PER_ADDRESS": "2"])
+        defer { h.stop() }
+        let tokens = ["alice", "bob", "carol"].map { h.fakes.addUser($0) }
+        let first = try openStream(h, token: tokens[0])
+        let second = try openStream(h, token: tokens[1])
+        #expect(first.1 == 200 && second.1 == 200)
+        let third = try openStream(h, token: tokens[2])
+        #expect(third.1 == 429 && third.2.contains("too_many_streams"))
+        _ = (first, second)
+    }
+
+    @Test func oneAddressCannotTakeEveryConnection() async throws {
+        let h = try await GatewayHarness.start([
+            "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS": "3", "GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS": "3600",
+        ])
+        defer { h.stop() }
+        // Three connections that never send a byte hold this address's share (one request
+        // through the first shows the gateway has accepted them all: they were queued before).
+        let held = try (0..<3).map { _ in try RawConnection(port: h.port, timeoutSeconds: 30) }
+        let refused = try RawConnection(port: h.port, timeoutSeconds: 30)
+        let answer = refused.readResponses(1).first
+        #expect(answer?.status == 503 && answer?.json["code"] as? String == "server_busy")
+        // Once one goes, a new connection is served.
+        shutdown(held[0].fd, Int32(SHUT_RDWR))
+        var status = 0
+        for _ in 0..<200 where status != 200 {
+            let c = try RawConnection(port: h.port, timeoutSeconds: 30)
+            try? c.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            status = c.readResponses(1).first?.status ?? 0
+        }
+        #expect(status == 200)
+        _ = held
+    }
+
+    @Test func aConnectionThatSendsNothingIsClosed() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS": "1"])
+        defer { h.stop() }
+        let silent = try RawConnection(port: h.port, timeoutSeconds: 60)
+        var buf = [UInt8](repeating: 0, count: 64)
+        var n = recv(silent.fd, &buf, buf.count, 0)
+        while n < 0 && errno == EINTR { n = recv(silent.fd, &buf, buf.count, 0) }
+        // 0: the gateway closed it (well before the 120 s idle timeout); -1 would be the
+        // client's own 60 s read timeout.
+        #expect(n == 0)
+    }
 }

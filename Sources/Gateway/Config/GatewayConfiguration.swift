@@ -28,6 +28,18 @@ struct GatewayConfiguration: Sendable {
     /// `GATEWAY_MAX_STREAMS`: notification streams at once (default four fifths of the
     /// connections), so requests always have room beside the streams.
     var maxStreams = 8_000
+    /// `GATEWAY_MAX_STREAMS_PER_USER`: notification streams one account may have open at once
+    /// (default 16); past it a new one gets 429 `too_many_streams`.
+    var maxStreamsPerUser = 16
+    /// `GATEWAY_MAX_STREAMS_PER_ADDRESS`: notification streams one client address may have open
+    /// at once (default 1,000; trusted proxies are not limited); past it 429 `too_many_streams`.
+    var maxStreamsPerAddress = 1_000
+    /// `GATEWAY_MAX_CONNECTIONS_PER_ADDRESS`: connections one peer address may have open at once
+    /// (default 2,000; trusted proxies are not limited); past it a new one gets 503 and is closed.
+    var maxConnectionsPerAddress = 2_000
+    /// `GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS`: a new connection that sends nothing for this long is
+    /// closed (default 10 s).
+    var firstByteTimeoutSeconds = 10
     /// `GATEWAY_CONNECTION_TIMEOUT_SECONDS`: idle keep-alive connection timeout (default 120 s).
     var connectionTimeoutSeconds = 120
     /// `GATEWAY_UPLOAD_BUDGET_BYTES`: bytes all uploads being received or handled may hold at once
@@ -65,6 +77,14 @@ struct GatewayConfiguration: Sendable {
         let defaultConnections = max(64, fileLimit - 1_024)
         maxConnections = try env.int("GATEWAY_MAX_CONNECTIONS", default: defaultConnections, range: 1...1_000_000)
         maxStreams = try env.int("GATEWAY_MAX_STREAMS", default: max(1, maxConnections * 4 / 5), range: 0...1_000_000)
+        maxStreamsPerUser = try env.int(
+            "GATEWAY_MAX_STREAMS_PER_USER", default: maxStreamsPerUser, range: 1...1_000_000)
+        maxStreamsPerAddress = try env.int(
+            "GATEWAY_MAX_STREAMS_PER_ADDRESS", default: maxStreamsPerAddress, range: 1...1_000_000)
+        maxConnectionsPerAddress = try env.int(
+            "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS", default: maxConnectionsPerAddress, range: 1...1_000_000)
+        firstByteTimeoutSeconds = try env.int(
+            "GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS", default: firstByteTimeoutSeconds, range: 1...86_400)
         uploadBudgetBytes = try env.int(
             "GATEWAY_UPLOAD_BUDGET_BYTES", default: uploadBudgetBytes, range: (100 << 20)...(1 << 40))
         uploadBudgetPerAddressBytes = try env.int(

@@ -29,6 +29,12 @@ final class HTTPServer: Service {
         var port = 8080
         /// Connections open at once; past it a new connection gets 503 and is closed.
         var maxConnections = 10_000
+        /// Connections one peer address may have open at once (peers in `sharedPeers` are not
+        /// limited); past it a new connection from it gets 503 and is closed.
+        var maxConnectionsPerPeer = Int.max
+        /// A new connection must send its first byte within this many seconds, else it is closed
+        /// (a connection that never sends holds a slot for nothing).
+        var firstByteTimeoutSeconds = 10
         /// An idle keep-alive connection is closed after this many seconds.
         var idleTimeoutSeconds = 120
         /// A request's line and headers must arrive within this many seconds of its first byte, and
@@ -277,6 +283,8 @@ private final class EventLoop: @unchecked Sendable {
     /// Kept open so that, out of descriptors, the loop can still accept and refuse (503).
     var reserveFD: Int32
     var connections: [UInt64: Connection] = [:]
+    /// Open connections per peer address (peers in `sharedPeers` are not counted).
+    var connectionsByPeer: [String: Int] = [:]
     var nextID: UInt64 = 2  // 0: the listening socket, 1: the wake eventfd
     let settings: UnsafeMutablePointer<http_parser_settings>
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -380,9 +388,20 @@ private final class EventLoop: @unchecked Sendable {
                 refuse(fd)
                 continue
             }
+            let peer = Self.address(addr)
+            let counted = !configuration.sharedPeers.contains(peer)
+            if counted {
+                let held = connectionsByPeer[peer, default: 0]
+                guard held < configuration.maxConnectionsPerPeer else {
+                    refuse(fd)
+                    continue
+                }
+                connectionsByPeer[peer] = held + 1
+            }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let c = Connection(id: nextID, fd: fd, peer: Self.address(addr), loop: self, now: now)
+            let c = Connection(id: nextID, fd: fd, peer: peer, loop: self, now: now)
+            c.countedForPeer = counted
             nextID += 1
             connections[c.id] = c
             server.connectionOpened()
@@ -439,6 +458,7 @@ private final class EventLoop: @unchecked Sendable {
             let n = recv(c.fd, readBuffer.baseAddress, readBuffer.count, 0)
             if n > 0 {
                 c.lastActivityMs = now
+                c.receivedAny = true
                 received(c, UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 if !c.wantsRead { return }
                 if n < readBuffer.count { return }
@@ -850,6 +870,9 @@ private final class EventLoop: @unchecked Sendable {
         guard connections.removeValue(forKey: c.id) != nil else { return }
         server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
         c.reservedBodyBytes = 0
+        if c.countedForPeer, let held = connectionsByPeer[c.peer] {
+            connectionsByPeer[c.peer] = held > 1 ? held - 1 : nil
+        }
         epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
         close(c.fd)
         server.connectionClosed()
@@ -880,7 +903,9 @@ private final class EventLoop: @unchecked Sendable {
                     c.rateWindowStartMs = t
                     c.rateWindowBytes = 0
                 }
-                if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
+                if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
+                    closeNow(c)  // not a byte since it connected
+                } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
                     reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
                 } else if c.requestStartedMs == nil
                     && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
@@ -986,6 +1011,10 @@ private final class Connection {
     var receivingBody = false
     /// Bytes of the large-body budget this connection's upload holds (0: none).
     var reservedBodyBytes = 0
+    /// Counted in `EventLoop.connectionsByPeer` (its peer is not a shared one).
+    var countedForPeer = false
+    /// The client has sent at least one byte (see `firstByteTimeoutSeconds`).
+    var receivedAny = false
     /// An upload's declared size while its credentials are checked (reading paused), else nil.
     var authorizingBytes: Int?
     /// Start (ms) and bytes received of the current upload-rate window.
