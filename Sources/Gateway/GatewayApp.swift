@@ -64,7 +64,9 @@ enum GatewayApp {
                 configuration: .init(
                     host: config.host, port: config.port, maxConnections: config.maxConnections,
                     maxConnectionsPerPeer: config.maxConnectionsPerAddress,
-                    firstByteTimeoutSeconds: config.firstByteTimeoutSeconds, idleTimeoutSeconds: config.connectionTimeoutSeconds,
+                    firstByteTimeoutSeconds: config.firstByteTimeoutSeconds,
+                    streamWriteTimeoutSeconds: config.streamWriteTimeoutSeconds,
+                    idleTimeoutSeconds: config.connectionTimeoutSeconds,
                     maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
                     maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies,
                     minUploadBytesPerSecond: config.uploadMinBytesPerSecond,

@@ -148,4 +148,44 @@ import Testing
         // client's own 60 s read timeout.
         #expect(n == 0)
     }
+
+    @Test func aStreamWhoseClientStoppedReadingIsClosed() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_WRITE_TIMEOUT_SECONDS": "1"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        // A stream that is never read, with a tiny receive buffer.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var size: Int32 = 2048
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(h.port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(rc == 0)
+        let request = Array("GET /v1/notifications/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(alice)\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var metrics = ""
+        for _ in 0..<500 where !metrics.contains("sse_open_streams 1") {
+            metrics = try await h.request("GET", "/metrics").text
+        }
+        #expect(metrics.contains("sse_open_streams 1"))
+        // Far more than the client's receive buffer, far less than the stream's own buffer: the
+        // stream never overflows, so only the write timeout can end it.
+        try await h.fakes.notifyBurst("alice", from: "bob", count: 200)
+        // The stream leaves and its connection closes: only the /metrics request's is left.
+        // (Polled under a generous deadline: how soon is the gateway's business, not the test's.)
+        let deadline = Timestamp.nowMs() + 60_000
+        while Timestamp.nowMs() < deadline {
+            metrics = try await h.request("GET", "/metrics").text
+            if metrics.contains("sse_open_streams 0") && metrics.contains("http_open_connections 1\n") { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(metrics.contains("sse_open_streams 0"))
+        #expect(metrics.contains("http_open_connections 1\n"))
+    }
 }

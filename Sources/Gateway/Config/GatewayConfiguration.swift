@@ -37,6 +37,9 @@ struct GatewayConfiguration: Sendable {
     /// `GATEWAY_MAX_CONNECTIONS_PER_ADDRESS`: connections one peer address may have open at once
     /// (default 2,000; trusted proxies are not limited); past it a new one gets 503 and is closed.
     var maxConnectionsPerAddress = 2_000
+    /// `GATEWAY_STREAM_WRITE_TIMEOUT_SECONDS`: a notification stream whose client has taken none
+    /// of what waits for it for this long is closed (default 30 s).
+    var streamWriteTimeoutSeconds = 30
     /// `GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS`: a new connection that sends nothing for this long is
     /// closed (default 10 s).
     var firstByteTimeoutSeconds = 10
@@ -83,6 +86,8 @@ struct GatewayConfiguration: Sendable {
             "GATEWAY_MAX_STREAMS_PER_ADDRESS", default: maxStreamsPerAddress, range: 1...1_000_000)
         maxConnectionsPerAddress = try env.int(
             "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS", default: maxConnectionsPerAddress, range: 1...1_000_000)
+        streamWriteTimeoutSeconds = try env.int(
+            "GATEWAY_STREAM_WRITE_TIMEOUT_SECONDS", default: streamWriteTimeoutSeconds, range: 1...86_400)
         firstByteTimeoutSeconds = try env.int(
             "GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS", default: firstByteTimeoutSeconds, range: 1...86_400)
         uploadBudgetBytes = try env.int(

@@ -35,6 +35,10 @@ final class HTTPServer: Service {
         /// A new connection must send its first byte within this many seconds, else it is closed
         /// (a connection that never sends holds a slot for nothing).
         var firstByteTimeoutSeconds = 10
+        /// A stream's connection whose client has acknowledged none of what is waiting for it
+        /// (in the gateway or in the kernel's send queue) for this many seconds is reset: a
+        /// client that stopped reading must not hold memory, kernel buffers or a slot.
+        var streamWriteTimeoutSeconds = 30
         /// An idle keep-alive connection is closed after this many seconds.
         var idleTimeoutSeconds = 120
         /// A request's line and headers must arrive within this many seconds of its first byte, and
@@ -710,6 +714,7 @@ private final class EventLoop: @unchecked Sendable {
             c.output += serialize(response, head: false, keepAlive: false)
             c.keepAlive = false
             c.phase = .streaming(stream)
+            c.lastDrainMs = now
             c.input = []
             let server = self.server
             let id = c.id
@@ -778,6 +783,7 @@ private final class EventLoop: @unchecked Sendable {
             }
             if n > 0 {
                 c.outputOffset += n
+                c.writtenTotal += n
                 c.lastActivityMs = now
             } else if n < 0 && errno == EINTR {
                 continue
@@ -866,6 +872,14 @@ private final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Closes with a reset (`SO_LINGER` 0), so what the kernel still queues for a client that
+    /// stopped reading is freed at once instead of lingering in an orphaned socket.
+    func abort(_ c: Connection) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        closeNow(c)
+    }
+
     func closeNow(_ c: Connection) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
         server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
@@ -924,7 +938,18 @@ private final class EventLoop: @unchecked Sendable {
                     respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
                 }
             case .streaming:
-                break
+                // Progress is what the client acknowledged (written less still queued in the
+                // kernel); none for the write timeout while bytes wait, and it ends.
+                var queued: Int32 = 0
+                if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
+                let pending = c.output.count - c.outputOffset + Int(queued)
+                let acknowledged = c.writtenTotal - Int(queued)
+                if pending == 0 || acknowledged > c.acknowledgedAtCheck {
+                    c.acknowledgedAtCheck = acknowledged
+                    c.lastDrainMs = t
+                } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
+                    abort(c)
+                }
             }
         }
     }
@@ -1015,6 +1040,11 @@ private final class Connection {
     var countedForPeer = false
     /// The client has sent at least one byte (see `firstByteTimeoutSeconds`).
     var receivedAny = false
+    /// Bytes handed to the socket in all; of them, what the client had acknowledged at the last
+    /// check of a stream, and when it last had everything or acknowledged more (ms).
+    var writtenTotal = 0
+    var acknowledgedAtCheck = 0
+    var lastDrainMs: Int64 = 0
     /// An upload's declared size while its credentials are checked (reading paused), else nil.
     var authorizingBytes: Int?
     /// Start (ms) and bytes received of the current upload-rate window.
