@@ -28,7 +28,9 @@ enum GatewayApp {
                 Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
             }
             let backends = Backends(auth: try backend(.auth), profile: try backend(.profile), graph: try backend(.notification))
-            let hub = StreamHub(metrics: metrics, capacity: config.maxStreams)
+            let hub = StreamHub(
+                metrics: metrics, capacity: config.maxStreams, perUser: config.maxStreamsPerUser,
+                perAddress: config.maxStreamsPerAddress, unlimitedAddresses: config.trustedProxies)
             let tokens = TokenCache(ttlMs: Int64(config.tokenCacheSeconds) * 1000)
             let sessions = SessionControl(tokens: tokens, hub: hub)
             let users = UserLookup(profile: backends.profile)
@@ -61,14 +63,21 @@ enum GatewayApp {
             let server = HTTPServer(
                 configuration: .init(
                     host: config.host, port: config.port, maxConnections: config.maxConnections,
-                    idleTimeoutSeconds: config.connectionTimeoutSeconds, maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
-                    maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies),
+                    maxConnectionsPerPeer: config.maxConnectionsPerAddress,
+                    firstByteTimeoutSeconds: config.firstByteTimeoutSeconds,
+                    streamWriteTimeoutSeconds: config.streamWriteTimeoutSeconds,
+                    idleTimeoutSeconds: config.connectionTimeoutSeconds,
+                    maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
+                    maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies,
+                    minUploadBytesPerSecond: config.uploadMinBytesPerSecond,
+                    uploadRateWindowSeconds: config.uploadRateWindowSeconds),
                 logger: logger,
                 bodyLimit: { method, path, headers in router.maxBodyBytes(method: method, rawPath: path, headers: headers) },
                 onServerAnswer: { status in
                     metrics.recordRequest(route: "unmatched", method: "other", status: status, seconds: 0)
                 },
                 unknownMethod: { method, path in dispatcher.unrouted(method: method, rawPath: path) },
+                authorizeUpload: { headers in await dispatcher.authorizeUpload(headers) },
                 handler: { request in await dispatcher.handle(request) })
             gauges.withLock { $0 = (hub, server, live) }
             let delivery = live.connect(
@@ -154,6 +163,24 @@ struct Dispatcher: Sendable {
             detail: "\(method) is not allowed here; use \(allowed.joined(separator: ", "))")
         p.extraHeaders.append(("Allow", allowed.joined(separator: ", ")))
         return p
+    }
+
+    /// Checks an upload's bearer token (AuthService, through the token cache) before the
+    /// server gives it any of the upload budget.
+    /// - Returns: nil for a valid token, else the answer: 401 `unauthorized` / `invalid_token`,
+    ///   or AuthService's 503/504.
+    func authorizeUpload(_ headers: HTTPHeaders) async -> HTTPResponse? {
+        let request = HTTPRequest(method: "POST", path: "", rawQuery: nil, headers: headers, body: [], peerAddress: "")
+        do {
+            _ = try await authenticator.authenticate(request)
+            return nil
+        } catch let problem as Problem {
+            return problem.response
+        } catch let error as ServiceError {
+            return Problem(error).response
+        } catch {
+            return Problem.internalError().response
+        }
     }
 
     /// Handles one request; never throws (errors become problem details).

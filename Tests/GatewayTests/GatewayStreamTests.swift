@@ -261,7 +261,8 @@ import Testing
     }
 
     @Test func manyStreamsAreServedWithoutAThreadEach() async throws {
-        let h = try await GatewayHarness.start()
+        // One account's 200 streams: over the default per-account cap (16), raised here.
+        let h = try await GatewayHarness.start(["GATEWAY_MAX_STREAMS_PER_USER": "200"])
         defer { h.stop() }
         let alice = h.fakes.addUser("alice")
         h.fakes.addUser("bob")

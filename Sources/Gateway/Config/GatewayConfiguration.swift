@@ -28,6 +28,21 @@ struct GatewayConfiguration: Sendable {
     /// `GATEWAY_MAX_STREAMS`: notification streams at once (default four fifths of the
     /// connections), so requests always have room beside the streams.
     var maxStreams = 8_000
+    /// `GATEWAY_MAX_STREAMS_PER_USER`: notification streams one account may have open at once
+    /// (default 16); past it a new one gets 429 `too_many_streams`.
+    var maxStreamsPerUser = 16
+    /// `GATEWAY_MAX_STREAMS_PER_ADDRESS`: notification streams one client address may have open
+    /// at once (default 1,000; trusted proxies are not limited); past it 429 `too_many_streams`.
+    var maxStreamsPerAddress = 1_000
+    /// `GATEWAY_MAX_CONNECTIONS_PER_ADDRESS`: connections one peer address may have open at once
+    /// (default 2,000; trusted proxies are not limited); past it a new one gets 503 and is closed.
+    var maxConnectionsPerAddress = 2_000
+    /// `GATEWAY_STREAM_WRITE_TIMEOUT_SECONDS`: a notification stream whose client has taken none
+    /// of what waits for it for this long is closed (default 30 s).
+    var streamWriteTimeoutSeconds = 30
+    /// `GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS`: a new connection that sends nothing for this long is
+    /// closed (default 10 s).
+    var firstByteTimeoutSeconds = 10
     /// `GATEWAY_CONNECTION_TIMEOUT_SECONDS`: idle keep-alive connection timeout (default 120 s).
     var connectionTimeoutSeconds = 120
     /// `GATEWAY_UPLOAD_BUDGET_BYTES`: bytes all uploads being received or handled may hold at once
@@ -38,6 +53,12 @@ struct GatewayConfiguration: Sendable {
     /// of that at once (default 100 MiB, one video), so clients at one address cannot keep every
     /// other upload out; trusted proxies are not limited.
     var uploadBudgetPerAddressBytes = 100 << 20
+    /// `GATEWAY_UPLOAD_MIN_BYTES_PER_SECOND`: the slowest an upload may arrive, measured over
+    /// each `GATEWAY_UPLOAD_RATE_WINDOW_SECONDS` (default 1,024 B/s over 30 s; 0 = no minimum);
+    /// slower, it gets 408 `request_timeout` and gives its share of the upload budget back.
+    var uploadMinBytesPerSecond = 1_024
+    /// `GATEWAY_UPLOAD_RATE_WINDOW_SECONDS`: see `uploadMinBytesPerSecond` (default 30 s).
+    var uploadRateWindowSeconds = 30
     /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
     /// is believed (default none: the TCP peer is the client).
     var trustedProxies: Set<String> = []
@@ -59,6 +80,16 @@ struct GatewayConfiguration: Sendable {
         let defaultConnections = max(64, fileLimit - 1_024)
         maxConnections = try env.int("GATEWAY_MAX_CONNECTIONS", default: defaultConnections, range: 1...1_000_000)
         maxStreams = try env.int("GATEWAY_MAX_STREAMS", default: max(1, maxConnections * 4 / 5), range: 0...1_000_000)
+        maxStreamsPerUser = try env.int(
+            "GATEWAY_MAX_STREAMS_PER_USER", default: maxStreamsPerUser, range: 1...1_000_000)
+        maxStreamsPerAddress = try env.int(
+            "GATEWAY_MAX_STREAMS_PER_ADDRESS", default: maxStreamsPerAddress, range: 1...1_000_000)
+        maxConnectionsPerAddress = try env.int(
+            "GATEWAY_MAX_CONNECTIONS_PER_ADDRESS", default: maxConnectionsPerAddress, range: 1...1_000_000)
+        streamWriteTimeoutSeconds = try env.int(
+            "GATEWAY_STREAM_WRITE_TIMEOUT_SECONDS", default: streamWriteTimeoutSeconds, range: 1...86_400)
+        firstByteTimeoutSeconds = try env.int(
+            "GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS", default: firstByteTimeoutSeconds, range: 1...86_400)
         uploadBudgetBytes = try env.int(
             "GATEWAY_UPLOAD_BUDGET_BYTES", default: uploadBudgetBytes, range: (100 << 20)...(1 << 40))
         uploadBudgetPerAddressBytes = try env.int(
@@ -66,6 +97,10 @@ struct GatewayConfiguration: Sendable {
             range: (20 << 20)...uploadBudgetBytes)
         connectionTimeoutSeconds = try env.int(
             "GATEWAY_CONNECTION_TIMEOUT_SECONDS", default: connectionTimeoutSeconds, range: 1...86_400)
+        uploadMinBytesPerSecond = try env.int(
+            "GATEWAY_UPLOAD_MIN_BYTES_PER_SECOND", default: uploadMinBytesPerSecond, range: 0...(1 << 30))
+        uploadRateWindowSeconds = try env.int(
+            "GATEWAY_UPLOAD_RATE_WINDOW_SECONDS", default: uploadRateWindowSeconds, range: 1...3_600)
         trustedProxies = Set(
             env.string("GATEWAY_TRUSTED_PROXIES", default: "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)

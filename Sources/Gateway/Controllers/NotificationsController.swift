@@ -55,11 +55,24 @@ struct NotificationsController: Controller {
         }
         let userId = try request.userId
         let stream = EventStream(capacity: streamBufferBytes)
-        guard
-            let sub = hub.open(
-                userId: userId, sessionId: request.session?.sessionId ?? "", stream: stream, afterSeq: after)
-        else {
+        let sub: StreamHub.Subscription
+        switch hub.open(
+            userId: userId, address: request.clientAddress, sessionId: request.session?.sessionId ?? "",
+            stream: stream, afterSeq: after)
+        {
+        case .success(let opened):
+            sub = opened
+        case .failure(.full):
             throw Problem.serviceUnavailable("the gateway has no room for another stream, or is stopping")
+        case .failure(.perUser):
+            throw Problem(
+                status: 429, code: "too_many_streams",
+                detail: "this account has \(hub.perUser) notification streams open already; close one first", retryAfter: 5)
+        case .failure(.perAddress):
+            throw Problem(
+                status: 429, code: "too_many_streams",
+                detail: "this address has \(hub.perAddress) notification streams open already; close one first",
+                retryAfter: 5)
         }
         do {
             try await live.attach(sub)

@@ -29,6 +29,16 @@ final class HTTPServer: Service {
         var port = 8080
         /// Connections open at once; past it a new connection gets 503 and is closed.
         var maxConnections = 10_000
+        /// Connections one peer address may have open at once (peers in `sharedPeers` are not
+        /// limited); past it a new connection from it gets 503 and is closed.
+        var maxConnectionsPerPeer = Int.max
+        /// A new connection must send its first byte within this many seconds, else it is closed
+        /// (a connection that never sends holds a slot for nothing).
+        var firstByteTimeoutSeconds = 10
+        /// A stream's connection whose client has acknowledged none of what is waiting for it
+        /// (in the gateway or in the kernel's send queue) for this many seconds is reset: a
+        /// client that stopped reading must not hold memory, kernel buffers or a slot.
+        var streamWriteTimeoutSeconds = 30
         /// An idle keep-alive connection is closed after this many seconds.
         var idleTimeoutSeconds = 120
         /// A request's line and headers must arrive within this many seconds of its first byte, and
@@ -56,6 +66,12 @@ final class HTTPServer: Service {
         /// limited.
         var maxLargeBodyBytesPerPeer = 100 << 20
         var sharedPeers: Set<String> = []
+        /// An upload (a body holding a share of `maxLargeBodyBytesInFlight`) must bring at least
+        /// this many bytes per second, measured over each `uploadRateWindowSeconds`, else 408 and
+        /// its share is given back: a trickle cannot keep the budget (0: no minimum).
+        var minUploadBytesPerSecond = 0
+        /// The window the upload rate is measured over, in seconds.
+        var uploadRateWindowSeconds = 30
     }
 
     let configuration: Configuration
@@ -68,9 +84,15 @@ final class HTTPServer: Service {
     /// The answer to a well-formed request line whose method http-parser does not know (the
     /// method and the raw path): the router's 405 with `Allow` or 404 (default: 501).
     let unknownMethod: @Sendable (String, String) -> HTTPResponse?
+    /// Checks an upload's credentials (its headers) before any of the upload budget is taken;
+    /// nil lets it go on, a response (401, or 503 when the check cannot be made) refuses it.
+    /// Reading from the connection is paused meanwhile.
+    let authorizeUpload: @Sendable (HTTPHeaders) async -> HTTPResponse?
 
     enum Message: Sendable {
         case respond(UInt64, HTTPResponse)
+        /// The outcome of `authorizeUpload` for a connection's upload (nil: go on).
+        case authorized(UInt64, HTTPResponse?)
         case streamReady(UInt64)
         /// The next chunk of a `BodySource` body (nil: it failed).
         case chunk(UInt64, [UInt8]?)
@@ -89,6 +111,7 @@ final class HTTPServer: Service {
         bodyLimit: @escaping @Sendable (String, String, HTTPHeaders) -> Int? = { _, _, _ in nil },
         onServerAnswer: @escaping @Sendable (Int) -> Void = { _ in },
         unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
+        authorizeUpload: @escaping @Sendable (HTTPHeaders) async -> HTTPResponse? = { _ in nil },
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
@@ -96,6 +119,7 @@ final class HTTPServer: Service {
         self.bodyLimit = bodyLimit
         self.onServerAnswer = onServerAnswer
         self.unknownMethod = unknownMethod
+        self.authorizeUpload = authorizeUpload
         self.handler = handler
     }
 
@@ -263,6 +287,8 @@ private final class EventLoop: @unchecked Sendable {
     /// Kept open so that, out of descriptors, the loop can still accept and refuse (503).
     var reserveFD: Int32
     var connections: [UInt64: Connection] = [:]
+    /// Open connections per peer address (peers in `sharedPeers` are not counted).
+    var connectionsByPeer: [String: Int] = [:]
     var nextID: UInt64 = 2  // 0: the listening socket, 1: the wake eventfd
     let settings: UnsafeMutablePointer<http_parser_settings>
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
@@ -366,9 +392,20 @@ private final class EventLoop: @unchecked Sendable {
                 refuse(fd)
                 continue
             }
+            let peer = Self.address(addr)
+            let counted = !configuration.sharedPeers.contains(peer)
+            if counted {
+                let held = connectionsByPeer[peer, default: 0]
+                guard held < configuration.maxConnectionsPerPeer else {
+                    refuse(fd)
+                    continue
+                }
+                connectionsByPeer[peer] = held + 1
+            }
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let c = Connection(id: nextID, fd: fd, peer: Self.address(addr), loop: self, now: now)
+            let c = Connection(id: nextID, fd: fd, peer: peer, loop: self, now: now)
+            c.countedForPeer = counted
             nextID += 1
             connections[c.id] = c
             server.connectionOpened()
@@ -425,6 +462,7 @@ private final class EventLoop: @unchecked Sendable {
             let n = recv(c.fd, readBuffer.baseAddress, readBuffer.count, 0)
             if n > 0 {
                 c.lastActivityMs = now
+                c.receivedAny = true
                 received(c, UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
                 if !c.wantsRead { return }
                 if n < readBuffer.count { return }
@@ -452,6 +490,8 @@ private final class EventLoop: @unchecked Sendable {
 
     func received(_ c: Connection, _ bytes: UnsafeRawBufferPointer) {
         switch c.phase {
+        case .reading where c.authorizingBytes != nil:
+            c.input.append(contentsOf: bytes)  // the upload's body waits for its credentials' check
         case .reading:
             if c.input.isEmpty {
                 parse(c, bytes)
@@ -486,6 +526,13 @@ private final class EventLoop: @unchecked Sendable {
         if let answer = c.answer {
             c.answer = nil
             reject(c, answer)
+        } else if error == HPE_PAUSED, let declared = c.authorizingBytes {
+            // An upload's head is in: its credentials are checked before it takes any budget,
+            // and its body waits unread meanwhile.
+            if parsed < bytes.count { c.input = Array(bytes[parsed...]) }
+            c.wantsRead = false
+            modify(c)
+            authorize(c, declared)
         } else if error == HPE_PAUSED {
             // A whole request was dispatched; what follows it waits.
             if parsed < bytes.count { c.input = Array(bytes[parsed...]) }
@@ -549,6 +596,48 @@ private final class EventLoop: @unchecked Sendable {
 
     // MARK: Requests
 
+    /// Checks an upload's credentials off the loop; the answer comes back as `.authorized`.
+    func authorize(_ c: Connection, _ declared: Int) {
+        let server = self.server
+        let id = c.id
+        let headers = HTTPHeaders(fields: c.headers)
+        Task { server.post(.authorized(id, await server.authorizeUpload(headers))) }
+    }
+
+    /// An upload's credentials were checked: refuse it, or take its share of the budget and
+    /// read its body.
+    func authorized(_ c: Connection, refusal: HTTPResponse?) {
+        guard let declared = c.authorizingBytes else { return }
+        c.authorizingBytes = nil
+        // Only a 100 Continue can be waiting here, and a refused upload must not get it.
+        let interim = c.output
+        c.output = []
+        c.outputOffset = 0
+        if let refusal {
+            reject(c, ServerAnswer(refusal))
+            return
+        }
+        guard server.reserveLargeBody(declared, peer: c.peer) else {
+            reject(c, ServerAnswer(status: 503, code: "server_busy", detail: "too many uploads are in progress; retry shortly"))
+            return
+        }
+        c.reservedBodyBytes = declared
+        c.lastActivityMs = now
+        c.rateWindowStartMs = now
+        c.rateWindowBytes = 0
+        http_parser_pause(c.parser, 0)
+        if !c.wantsRead && !c.peerClosed {
+            c.wantsRead = true
+            modify(c)
+        }
+        c.output = interim
+        if !c.output.isEmpty { flush(c) }  // 100 Continue
+        guard connections[c.id] != nil, case .reading = c.phase else { return }
+        let pending = c.input
+        c.input = []
+        if !pending.isEmpty { pending.withUnsafeBytes { parse(c, $0) } }
+    }
+
     /// A whole request has arrived: hand it to the router as a task.
     func dispatch(_ c: Connection) {
         c.phase = .processing
@@ -580,6 +669,8 @@ private final class EventLoop: @unchecked Sendable {
                 return
             }
             respond(c, response)
+        case .authorized(let id, let refusal):
+            if let c = connections[id], case .reading = c.phase { authorized(c, refusal: refusal) }
         case .streamReady(let id):
             if let c = connections[id], case .streaming = c.phase, c.output.isEmpty { pull(c) }
         case .chunk(let id, let bytes):
@@ -623,6 +714,7 @@ private final class EventLoop: @unchecked Sendable {
             c.output += serialize(response, head: false, keepAlive: false)
             c.keepAlive = false
             c.phase = .streaming(stream)
+            c.lastDrainMs = now
             c.input = []
             let server = self.server
             let id = c.id
@@ -634,6 +726,11 @@ private final class EventLoop: @unchecked Sendable {
     /// Refuses the request the connection is on: answer, then close without reading further.
     func reject(_ c: Connection, _ answer: ServerAnswer) {
         server.onServerAnswer(answer.status)
+        // An upload refused before its handler gives its share of the budget back now, not when
+        // the lingering close ends.
+        server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
+        c.reservedBodyBytes = 0
+        c.authorizingBytes = nil
         c.keepAlive = false
         c.input = []
         c.output += serialize(answer.response, head: false, keepAlive: false)
@@ -686,6 +783,7 @@ private final class EventLoop: @unchecked Sendable {
             }
             if n > 0 {
                 c.outputOffset += n
+                c.writtenTotal += n
                 c.lastActivityMs = now
             } else if n < 0 && errno == EINTR {
                 continue
@@ -774,10 +872,21 @@ private final class EventLoop: @unchecked Sendable {
         }
     }
 
+    /// Closes with a reset (`SO_LINGER` 0), so what the kernel still queues for a client that
+    /// stopped reading is freed at once instead of lingering in an orphaned socket.
+    func abort(_ c: Connection) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        closeNow(c)
+    }
+
     func closeNow(_ c: Connection) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
         server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
         c.reservedBodyBytes = 0
+        if c.countedForPeer, let held = connectionsByPeer[c.peer] {
+            connectionsByPeer[c.peer] = held > 1 ? held - 1 : nil
+        }
         epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
         close(c.fd)
         server.connectionClosed()
@@ -790,9 +899,27 @@ private final class EventLoop: @unchecked Sendable {
     func sweep(at t: Int64) {
         for c in Array(connections.values) {
             switch c.phase {
+            case .reading where c.authorizingBytes != nil:
+                break  // the credentials' check has its own deadline (the RPC timeout)
             case .reading:
                 let limit = Int64(configuration.requestTimeoutSeconds) * 1000
-                if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
+                let window = Int64(configuration.uploadRateWindowSeconds) * 1000
+                if c.reservedBodyBytes > 0, configuration.minUploadBytesPerSecond > 0, t - c.rateWindowStartMs >= window {
+                    // An upload must keep a minimum rate, else it gives its share of the budget back.
+                    if c.rateWindowBytes * 1000 < configuration.minUploadBytesPerSecond * Int(t - c.rateWindowStartMs) {
+                        reject(
+                            c,
+                            ServerAnswer(
+                                status: 408, code: "request_timeout",
+                                detail: "the upload is slower than \(configuration.minUploadBytesPerSecond) bytes per second"))
+                        continue
+                    }
+                    c.rateWindowStartMs = t
+                    c.rateWindowBytes = 0
+                }
+                if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
+                    closeNow(c)  // not a byte since it connected
+                } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
                     reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
                 } else if c.requestStartedMs == nil
                     && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
@@ -811,7 +938,18 @@ private final class EventLoop: @unchecked Sendable {
                     respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
                 }
             case .streaming:
-                break
+                // Progress is what the client acknowledged (written less still queued in the
+                // kernel); none for the write timeout while bytes wait, and it ends.
+                var queued: Int32 = 0
+                if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
+                let pending = c.output.count - c.outputOffset + Int(queued)
+                let acknowledged = c.writtenTotal - Int(queued)
+                if pending == 0 || acknowledged > c.acknowledgedAtCheck {
+                    c.acknowledgedAtCheck = acknowledged
+                    c.lastDrainMs = t
+                } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
+                    abort(c)
+                }
             }
         }
     }
@@ -898,6 +1036,20 @@ private final class Connection {
     var receivingBody = false
     /// Bytes of the large-body budget this connection's upload holds (0: none).
     var reservedBodyBytes = 0
+    /// Counted in `EventLoop.connectionsByPeer` (its peer is not a shared one).
+    var countedForPeer = false
+    /// The client has sent at least one byte (see `firstByteTimeoutSeconds`).
+    var receivedAny = false
+    /// Bytes handed to the socket in all; of them, what the client had acknowledged at the last
+    /// check of a stream, and when it last had everything or acknowledged more (ms).
+    var writtenTotal = 0
+    var acknowledgedAtCheck = 0
+    var lastDrainMs: Int64 = 0
+    /// An upload's declared size while its credentials are checked (reading paused), else nil.
+    var authorizingBytes: Int?
+    /// Start (ms) and bytes received of the current upload-rate window.
+    var rateWindowStartMs: Int64 = 0
+    var rateWindowBytes = 0
     var keepAlive = true
     /// A chunk of a `BodySource` body has been asked for and not delivered yet.
     var chunkPending = false
@@ -1054,7 +1206,7 @@ private final class Connection {
                 return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
             }
         }
-        if bodyLimit > limits.maxBodyBytes, let server = loop?.server {
+        if bodyLimit > limits.maxBodyBytes {
             // An upload: only with credentials (every upload route needs them, and a request
             // without any must not take a share of the budget), then counted against the budget
             // for large bodies before any of it is read.
@@ -1063,11 +1215,9 @@ private final class Connection {
                 answer = ServerAnswer(Problem.unauthorized("unauthorized", "an Authorization: Bearer token is required").response)
                 return false
             }
-            let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? Int(p.content_length) : bodyLimit
-            guard server.reserveLargeBody(declared, peer: peer) else {
-                return refuse(503, "server_busy", "too many uploads are in progress; retry shortly")
-            }
-            reservedBodyBytes = declared
+            // The budget is taken only once the token is known to be valid (`authorize`): made-up
+            // tokens must not hold it.
+            authorizingBytes = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? Int(p.content_length) : bodyLimit
         }
         if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
             // Room for the declared body at once: growing by doubling would briefly hold it twice.
@@ -1081,6 +1231,7 @@ private final class Connection {
         }
         keepAlive = http_should_keep_alive(parser) != 0
         receivingBody = true
+        if authorizingBytes != nil { http_parser_pause(parser, 1) }  // until `authorized`
         return true
     }
 
@@ -1090,6 +1241,7 @@ private final class Connection {
             return false
         }
         body.append(contentsOf: bytes)
+        rateWindowBytes += bytes.count
         return true
     }
 

@@ -11,6 +11,8 @@ final class StreamHub: Sendable {
     final class Subscription: Sendable {
         let id: Int
         let userId: String
+        /// The client address that opened it (`Request.clientAddress`).
+        let address: String
         let sessionId: String
         let stream: EventStream
         private struct State {
@@ -22,11 +24,12 @@ final class StreamHub: Sendable {
         fileprivate let metrics: Metrics
 
         fileprivate init(
-            id: Int, userId: String, sessionId: String, stream: EventStream, afterSeq: Int64?,
+            id: Int, userId: String, address: String, sessionId: String, stream: EventStream, afterSeq: Int64?,
             metrics: Metrics
         ) {
             self.id = id
             self.userId = userId
+            self.address = address
             self.sessionId = sessionId
             self.stream = stream
             self.metrics = metrics
@@ -77,6 +80,8 @@ final class StreamHub: Sendable {
     private struct State {
         var next = 0
         var byUser: [String: [Int: Subscription]] = [:]
+        /// Open streams per client address (limited ones only).
+        var byAddress: [String: Int] = [:]
         var count = 0
         var stopped = false
     }
@@ -85,10 +90,32 @@ final class StreamHub: Sendable {
     private let onRemove = Locked<(@Sendable (Subscription) -> Void)?>(nil)
     /// Most streams open at once (`GATEWAY_MAX_STREAMS`); past it a new stream gets 503.
     let capacity: Int
+    /// Most streams one user may have open at once (`GATEWAY_MAX_STREAMS_PER_USER`).
+    let perUser: Int
+    /// Most streams one client address may have open at once (`GATEWAY_MAX_STREAMS_PER_ADDRESS`),
+    /// except the addresses in `unlimitedAddresses` (trusted proxies).
+    let perAddress: Int
+    let unlimitedAddresses: Set<String>
 
-    init(metrics: Metrics, capacity: Int) {
+    /// Why `open` refused a stream.
+    enum Refusal: Error {
+        /// The hub is full or stopping (503).
+        case full
+        /// The user already has `perUser` streams open (429).
+        case perUser
+        /// The client address already has `perAddress` streams open (429).
+        case perAddress
+    }
+
+    init(
+        metrics: Metrics, capacity: Int, perUser: Int = .max, perAddress: Int = .max,
+        unlimitedAddresses: Set<String> = []
+    ) {
         self.metrics = metrics
         self.capacity = capacity
+        self.perUser = perUser
+        self.perAddress = perAddress
+        self.unlimitedAddresses = unlimitedAddresses
     }
 
     /// Open streams.
@@ -97,26 +124,31 @@ final class StreamHub: Sendable {
     /// Sets what runs when a stream goes (`LiveNotifications.detach`).
     func setOnRemove(_ body: @escaping @Sendable (Subscription) -> Void) { onRemove.set(body) }
 
-    /// Registers a stream; `afterSeq` nil means live only (no backlog).
-    /// Returns nil when the hub is stopping or full.
-    func open(userId: String, sessionId: String, stream: EventStream, afterSeq: Int64?)
-        -> Subscription?
+    /// Registers a stream of `userId` opened from client `address`; `afterSeq` nil means live
+    /// only (no backlog).
+    /// - Returns: the subscription, or why there is none: the hub is stopping or full, or the
+    ///   user or the address already has its most streams open.
+    func open(userId: String, address: String, sessionId: String, stream: EventStream, afterSeq: Int64?)
+        -> Result<Subscription, Refusal>
     {
         let metrics = self.metrics
-        let capacity = self.capacity
-        let sub = state.withLock { s -> Subscription? in
-            if s.stopped || s.count >= capacity { return nil }
+        let (capacity, perUser, perAddress) = (self.capacity, self.perUser, self.perAddress)
+        let limited = !unlimitedAddresses.contains(address)
+        let opened = state.withLock { s -> Result<Subscription, Refusal> in
+            if s.stopped || s.count >= capacity { return .failure(.full) }
+            if s.byUser[userId]?.count ?? 0 >= perUser { return .failure(.perUser) }
+            if limited && s.byAddress[address, default: 0] >= perAddress { return .failure(.perAddress) }
             s.next += 1
             let sub = Subscription(
-                id: s.next, userId: userId, sessionId: sessionId, stream: stream, afterSeq: afterSeq,
-                metrics: metrics)
+                id: s.next, userId: userId, address: address, sessionId: sessionId, stream: stream,
+                afterSeq: afterSeq, metrics: metrics)
             s.byUser[userId, default: [:]][sub.id] = sub
+            if limited { s.byAddress[address, default: 0] += 1 }
             s.count += 1
-            return sub
+            return .success(sub)
         }
-        guard let sub else { return nil }
-        stream.setOnClose { [weak self] in self?.remove(sub) }
-        return sub
+        if case .success(let sub) = opened { stream.setOnClose { [weak self] in self?.remove(sub) } }
+        return opened
     }
 
     private func remove(_ sub: Subscription) {
@@ -124,6 +156,7 @@ final class StreamHub: Sendable {
             guard s.byUser[sub.userId]?.removeValue(forKey: sub.id) != nil else { return false }
             s.count -= 1
             if s.byUser[sub.userId]?.isEmpty == true { s.byUser[sub.userId] = nil }
+            if let held = s.byAddress[sub.address] { s.byAddress[sub.address] = held > 1 ? held - 1 : nil }
             return true
         }
         // Not inline: a stream closes itself when its buffer overflows, which happens while
