@@ -13,8 +13,9 @@ do {
     case "gateway": try await GatewayBenchmark.run(options)
     case "notification": try await NotificationBenchmark.run(options)
     case "media": try await MediaBenchmark.run(options)
+    case "json": try JSONBenchmark.run(options)
     default:
-        print("usage: Benchmarks <auth|notification|profile|gateway|media> [options]")
+        print("usage: Benchmarks <auth|notification|profile|gateway|media|json> [options]")
     }
 } catch {
     // One line, not a backtrace: a missing tool says which package to install.

@@ -27,7 +27,7 @@ struct GoldenJSONTests {
                 [FieldError(field: "email", code: "invalid_email", message: "not an email")], code: "invalid_email"))
         #expect(
             String(decoding: try WireJSON.encode(failed), as: UTF8.self)
-                == #"{"error":{"code":"invalid_email","fields":[{"field":"email","code":"invalid_email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#
+                == #"{"error":{"code":"invalid_email","fields":[{"code":"invalid_email","field":"email","message":"not an email"}],"message":"email: not an email","status":400},"id":"c2","type":"auth.register","v":1}"#
         )
     }
 
@@ -36,24 +36,24 @@ struct GoldenJSONTests {
         let id = String(repeating: "ab", count: 32)
         #expect(
             try json(Profile.UploadMedia.Request(ownerId: "u1", contentType: "image/jpeg"))
-                == #"{"ownerId":"u1","contentType":"image/jpeg"}"#)
+                == #"{"contentType":"image/jpeg","ownerId":"u1"}"#)
         #expect(
             try json(
                 Profile.Media(
                     id: id, kind: "video", url: "/media/\(id)/original", thumbnailURL: "/media/\(id)/square320", width: 1920,
                     height: 1080, durationMs: 3000))
-                == #"{"id":"\#(id)","kind":"video","url":"/media/\#(id)/original","thumbnailURL":"/media/\#(id)/square320","width":1920,"height":1080,"durationMs":3000}"#
+                == #"{"durationMs":3000,"height":1080,"id":"\#(id)","kind":"video","thumbnailURL":"/media/\#(id)/square320","url":"/media/\#(id)/original","width":1920}"#
         )
         #expect(
             try json(Profile.ReadMedia.Request(id: id, variant: "poster", offset: 1_048_576, length: 1_048_576))
-                == #"{"id":"\#(id)","variant":"poster","offset":1048576,"length":1048576}"#)
+                == #"{"id":"\#(id)","length":1048576,"offset":1048576,"variant":"poster"}"#)
         #expect(
             try json(Profile.ReadMedia.Reply(size: 12, contentType: "image/jpeg", etag: "\"\(id)-poster\""))
-                == #"{"size":12,"contentType":"image/jpeg","etag":"\"\#(id)-poster\""}"#)
+                == #"{"contentType":"image/jpeg","etag":"\"\#(id)-poster\"","size":12}"#)
         #expect(
             try json(
                 Profile.CreateMediaPost.Request(ownerId: "u1", postType: "photo", mediaId: id, caption: nil, taggedUsernames: []))
-                == #"{"ownerId":"u1","postType":"photo","mediaId":"\#(id)","taggedUsernames":[]}"#)
+                == #"{"mediaId":"\#(id)","ownerId":"u1","postType":"photo","taggedUsernames":[]}"#)
     }
 
     @Test func eventEnvelopeAndOutboxAgree() throws {
@@ -61,7 +61,7 @@ struct GoldenJSONTests {
         let typed = EventEnvelope(
             producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body)
         let expected =
-            #"{"body":{"followerId":"u1","followeeId":"u2","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
+            #"{"body":{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
         #expect(String(decoding: try WireJSON.encode(typed), as: UTF8.self) == expected)
         let bodyJSON = String(decoding: try WireJSON.encode(body), as: UTF8.self)
         let built = Outbox.envelope(
@@ -131,16 +131,16 @@ struct GoldenJSONTests {
                     id: "c3", type: Auth.ImportUsers.type, deadline: 1_764_439_490_123, trace: "t3",
                     body: Auth.ImportUsers.Request(
                         passwordHash: hash, users: [.init(username: "alice", email: "alice@example.com")])))
-                == #"{"body":{"passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g","users":[{"username":"alice","email":"alice@example.com"}]},"deadline":1764439490123,"id":"c3","trace":"t3","type":"auth.import_users","v":1}"#
+                == #"{"body":{"passwordHash":"$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g","users":[{"email":"alice@example.com","username":"alice"}]},"deadline":1764439490123,"id":"c3","trace":"t3","type":"auth.import_users","v":1}"#
         )
         #expect(
             try json(Auth.ImportUsers.Reply(users: [.init(username: "alice", id: "u1", created: true)]))
-                == #"{"users":[{"username":"alice","id":"u1","created":true}]}"#)
+                == #"{"users":[{"created":true,"id":"u1","username":"alice"}]}"#)
         #expect(
             try json(
                 Auth.UsersImported(
                     identities: [Identity(id: "u1", username: "alice", email: "alice@example.com", version: 1)]))
-                == #"{"identities":[{"id":"u1","username":"alice","email":"alice@example.com","version":1}]}"#)
+                == #"{"identities":[{"email":"alice@example.com","id":"u1","username":"alice","version":1}]}"#)
         #expect(Auth.UsersImported.type == "auth.users.imported")
         #expect(
             try json(Graph.ImportFollows.Request(followeeId: "u0", followerIds: ["u1", "u2"], notifyPosts: true))

@@ -142,7 +142,7 @@ struct RoutedDeliveryTests {
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
         #expect(Graph.StreamStart.type == "notify.stream_start")
         #expect(try json(Graph.StreamStart.Request(recipientId: "u1")) == #"{"recipientId":"u1"}"#)
-        #expect(try json(Graph.StreamStart.Reply(recipientKey: 42, headSeq: 7)) == #"{"recipientKey":42,"headSeq":7}"#)
+        #expect(try json(Graph.StreamStart.Reply(recipientKey: 42, headSeq: 7)) == #"{"headSeq":7,"recipientKey":42}"#)
         #expect(Graph.Heads.type == "notify.heads")
         #expect(try json(Graph.Heads.Request(recipientKeys: [42, 43])) == #"{"recipientKeys":[42,43]}"#)
         #expect(try json(Graph.Heads.Reply(heads: [7, 0])) == #"{"heads":[7,0]}"#)
@@ -151,7 +151,7 @@ struct RoutedDeliveryTests {
             actorId: "u2", post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
         #expect(
             try json(n)
-                == #"{"id":"42-7","seq":7,"type":"post","createdAt":"2026-11-30T12:00:00.000Z","read":false,"actorId":"u2","post":{"id":"p1","thumbnailURL":"https://img.example/p1.jpg"}}"#
+                == #"{"actorId":"u2","createdAt":"2026-11-30T12:00:00.000Z","id":"42-7","post":{"id":"p1","thumbnailURL":"https://img.example/p1.jpg"},"read":false,"seq":7,"type":"post"}"#
         )
     }
 }

@@ -1,7 +1,7 @@
 import Shared
 
 // The API's JSON shapes (../shared/API.md "Shapes") as `Encodable` types. `JSONWriter` writes
-// every optional member, absent ones as `null`. `PublicUser`, `Me`, `Profile.Post`,
+// every optional member, absent ones as `null`, and every object's members in sorted order. `PublicUser`, `Me`, `Profile.Post`,
 // `Profile.Comment`, `Profile.EditForm.Reply` and `Page` come from Shared as they are.
 
 /// `{user: Me, token, expiresAt}`: the reply to register and login.

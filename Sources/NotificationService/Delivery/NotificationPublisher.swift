@@ -39,15 +39,18 @@ final class NotificationPublisher: Sendable {
             return isSubscribed(topic) ? (r.key, r.seq, topic) : nil
         }
         if recipients.isEmpty { return [] }
+        // Encoded once with sentinels where `id` and `seq` go: the bytes around them are the
+        // same for every recipient, so each message is three copies and two small writes.
         var blank = template
-        blank.id = ""
-        blank.seq = 0
+        blank.id = idSentinel
+        blank.seq = seqSentinel
         guard let bytes = try? WireJSON.encode(blank) else { return [] }
-        // `id` and `seq` are the first two members (declaration order), so everything after
-        // them is the same for all recipients.
-        let head = Array(#"{"id":"","seq":0"#.utf8)
-        guard bytes.starts(with: head) else {
-            // Another member order: encode each (correct, slower).
+        let idMark = Array(#""id":"\#(idSentinel)""#.utf8)
+        let seqMark = Array(#""seq":\#(seqSentinel)"#.utf8)
+        guard let idAt = onlyOccurrence(of: idMark, in: bytes), let seqAt = onlyOccurrence(of: seqMark, in: bytes),
+            idAt + idMark.count <= seqAt
+        else {
+            // The sentinels collide with the template's text: encode each (correct, slower).
             return recipients.compactMap { r in
                 var n = template
                 n.id = NotificationWriter.id(recipient: r.key, seq: r.seq)
@@ -55,20 +58,42 @@ final class NotificationPublisher: Sendable {
                 return (try? WireJSON.encode(n)).map { TopicMessage(topic: r.topic, payload: $0) }
             }
         }
-        let tail = bytes[head.count...]
+        let before = bytes[..<idAt]
+        let between = bytes[(idAt + idMark.count)..<seqAt]
+        let after = bytes[(seqAt + seqMark.count)...]
         var out: [TopicMessage] = []
         out.reserveCapacity(recipients.count)
         for r in recipients {
-            let seq = String(r.seq)
             var payload: [UInt8] = []
-            payload.reserveCapacity(tail.count + 48)
-            payload += #"{"id":""#.utf8
+            payload.reserveCapacity(bytes.count + 32)
+            payload += before
+            payload += #""id":""#.utf8
             payload += NotificationWriter.id(recipient: r.key, seq: r.seq).utf8
-            payload += #"","seq":"#.utf8
-            payload += seq.utf8
-            payload += tail
+            payload.append(UInt8(ascii: "\""))
+            payload += between
+            payload += #""seq":"#.utf8
+            payload += String(r.seq).utf8
+            payload += after
             out.append(TopicMessage(topic: r.topic, payload: payload))
         }
         return out
+    }
+
+    /// Values no notification has, marking where each recipient's `id` and `seq` go.
+    private static let idSentinel = "~recipient-id~"
+    private static let seqSentinel: Int64 = -7_919_313_797_212_345_679
+
+    /// The offset of the one occurrence of `pattern` in `bytes`, or nil for none or several.
+    static func onlyOccurrence(of pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+        var found: Int?
+        var i = 0
+        while i + pattern.count <= bytes.count {
+            if bytes[i] == pattern[0], bytes[i..<(i + pattern.count)].elementsEqual(pattern) {
+                if found != nil { return nil }
+                found = i
+            }
+            i += 1
+        }
+        return found
     }
 }

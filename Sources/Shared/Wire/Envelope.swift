@@ -19,8 +19,8 @@ public struct RequestHeader: Codable, Sendable, Equatable {
     public var trace: String
 }
 
-/// A request envelope with its typed body. (Members are declared in alphabetical order: the
-/// writer keeps declaration order, and the envelopes' bytes stay as they always were.)
+/// A request envelope with its typed body. (Members are declared in alphabetical order, the
+/// order the writer puts them in on the wire.)
 public struct RequestEnvelope<Body: Codable & Sendable>: Codable, Sendable {
     public var body: Body
     public var deadline: Int64

@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// The JSON coders every message goes through: `JSONWriter` (members in declaration order,
-/// absent optionals left out, slashes not escaped) and our strict parser with
+/// The JSON coders every message goes through: `JSONWriter` (every object's members sorted by
+/// their names' UTF-8 bytes, absent optionals left out, slashes not escaped) and our strict parser with
 /// `JSONValueDecoder` (unknown members ignored). Foundation's coders cost most of a request's
 /// CPU in every process (measured with perf); these do the same job without an intermediate
 /// dictionary tree or bridging.
