@@ -224,3 +224,40 @@ import Testing
         #expect(rest.first?.header("Connection")?.lowercased() == "close")
     }
 }
+
+extension HTTPFramingTests {
+    /// The served OpenAPI document says what the gateway does: its own content type, the 503
+    /// code an upload gets when the budget is taken, the slow-upload 408, and 415 on every
+    /// route with a JSON body.
+    @Test func theOpenAPIDocumentDescribesWhatIsSent() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let served = try await h.request("GET", "/openapi.json")
+        let doc = served.object
+        let paths = doc["paths"] as? [String: [String: Any]] ?? [:]
+        func responses(_ path: String, _ method: String) -> [String: [String: Any]] {
+            (paths[path]?[method] as? [String: Any])?["responses"] as? [String: [String: Any]] ?? [:]
+        }
+        let type = served.header("Content-Type")?.split(separator: ";").first.map(String.init) ?? ""
+        let documented = (responses("/openapi.json", "get")["200"]?["content"] as? [String: Any])?.keys.sorted() ?? []
+        #expect(documented == [type])
+        for (path, method) in [("/v1/media", "post"), ("/v1/me/profile/photo", "put")] {
+            let busy = responses(path, method)["503"]?["description"] as? String
+            let slow = responses(path, method)["408"]?["description"] as? String
+            #expect(busy?.contains("server_busy") == true, "\(method) \(path)")
+            #expect(slow?.contains("GATEWAY_UPLOAD_MIN_BYTES_PER_SECOND") == true, "\(method) \(path)")
+        }
+        var jsonRoutes = 0
+        for (path, operations) in paths {
+            for (method, value) in operations {
+                guard let operation = value as? [String: Any],
+                    let body = (operation["requestBody"] as? [String: Any])?["content"] as? [String: Any],
+                    body["application/json"] != nil
+                else { continue }
+                jsonRoutes += 1
+                #expect(responses(path, method)["415"] != nil, "\(method) \(path)")
+            }
+        }
+        #expect(jsonRoutes >= 9)
+    }
+}
