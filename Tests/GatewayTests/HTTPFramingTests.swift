@@ -261,3 +261,43 @@ extension HTTPFramingTests {
         #expect(jsonRoutes >= 9)
     }
 }
+
+extension HTTPFramingTests {
+    /// A chunked upload waits for its credentials' check with http-parser paused after its
+    /// head; then `ChunkedDecoder` reads its body, however the bytes are split, and the request
+    /// after it on the same connection is parsed afresh.
+    @Test func aChunkedUploadIsDecodedAfterItsCheckAndTheConnectionGoesOn() throws {
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.maxBodyBytes = 10
+        configuration.maxLargeBodyBytesInFlight = 100
+        let server = HTTPServer(
+            configuration: configuration, logger: Logger(service: "test", minimum: .error),
+            bodyLimit: { _, path, _ in path == "/upload" ? 60 : nil },
+            handler: { request in
+                .json(status: 200, bytes: Array(#"{"bodyBytes":\#(request.body.count)}"#.utf8))
+            })
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 10)
+        try c.send(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nExpect: 100-continue\r\n"
+                + "Transfer-Encoding: chunked\r\n\r\n")
+        #expect(c.readResponses(1).first?.status == 100)
+        for piece in [
+            "1", "e\r\n", String(repeating: "a", count: 20), String(repeating: "b", count: 10), "\r", "\n0", "\r\n\r\n",
+        ] {
+            try c.send(piece)
+        }
+        let done = c.readResponses(1).first
+        #expect(done?.status == 200 && done?.json["bodyBytes"] as? Int == 30)
+        #expect(server.largeBodyBytesInFlight == 0)
+        try c.send("POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello")
+        let next = RawResponse.parseAll(c.readToEnd())
+        #expect(next.count == 1 && next.first?.json["bodyBytes"] as? Int == 5)
+        // Chunks announcing more than the route's limit: 413 before their data is read.
+        let big = try RawConnection(port: port, timeoutSeconds: 10)
+        try big.send(
+            "POST /upload HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer t\r\nTransfer-Encoding: chunked\r\n\r\n3d\r\n")
+        #expect(RawResponse.parseAll(big.readToEnd()).first?.status == 413)
+    }
+}
