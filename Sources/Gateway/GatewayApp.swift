@@ -216,7 +216,17 @@ struct Dispatcher: Sendable {
                     // 415 / 400 for any route given a body, except an upload's; a route that
                     // takes no body refuses every member, as others refuse unknown ones.
                     if !http.body.isEmpty && !route.rawBody {
-                        let body = try JSONBody(http, requireContentType: route.takesJSON)
+                        let body: JSONBody
+                        do {
+                            body = try JSONBody(http, requireContentType: route.takesJSON)
+                        } catch var problem as Problem where problem.status == 415 {
+                            // What would be taken (RFC 5789 §3.1 `Accept-Patch`; `Accept-Post` likewise).
+                            if http.method == "PATCH" || http.method == "POST" {
+                                problem.extraHeaders.append(
+                                    ("Accept-\(http.method == "PATCH" ? "Patch" : "Post")", "application/json"))
+                            }
+                            throw problem
+                        }
                         if !route.takesJSON { try body.allowOnly([]) }
                     }
                     return try await route.handler(

@@ -39,6 +39,7 @@ import Testing
                 "POST", "/v1/auth/logout", token: alice, raw: body, headers: type.map { ["Content-Type": $0] } ?? [:])
             #expect(r.status == 415, "Content-Type \(type ?? "absent")")
             #expect(r.object["code"] as? String == "unsupported_media_type")
+            #expect(r.header("Accept-Post") == "application/json")
         }
         // A media type parameter is fine.
         let ok = try await h.request(
