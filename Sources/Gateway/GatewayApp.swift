@@ -157,6 +157,15 @@ struct Dispatcher: Sendable {
         }
     }
 
+    /// `OPTIONS *`: the server's own options (RFC 9110 §9.3.7): 200 with `Allow` naming every
+    /// method some route serves, and `Content-Length: 0` (no content).
+    func serverOptions() -> HTTPResponse {
+        var methods = Set(router.routes.map(\.method))
+        if methods.contains("GET") { methods.insert("HEAD") }
+        methods.insert("OPTIONS")
+        return HTTPResponse(status: 200, headers: [("Allow", methods.sorted().joined(separator: ", "))], body: [])
+    }
+
     static func methodNotAllowed(_ method: String, _ allowed: [String]) -> Problem {
         var p = Problem(
             status: 405, code: "method_not_allowed",
@@ -189,6 +198,8 @@ struct Dispatcher: Sendable {
         var label = "unmatched"
         var response: HTTPResponse
         switch router.match(method: http.method, rawPath: http.path) {
+        case .malformed where http.method == "OPTIONS" && http.path == "*":
+            response = serverOptions()
         case .malformed(let message):
             response = Problem(status: 400, code: "invalid_path", detail: message).response
         case .notFound:
@@ -202,8 +213,22 @@ struct Dispatcher: Sendable {
                 let query = try Query(http.rawQuery)
                 response = try await RequestTrace.$id.withValue(trace) {
                     let session = route.authenticated ? try await authenticator.authenticate(http) : nil
-                    // 415 / 400 for any route given a body, except an upload's
-                    if !http.body.isEmpty && !route.rawBody { _ = try JSONBody(http) }
+                    // 415 / 400 for any route given a body, except an upload's; a route that
+                    // takes no body refuses every member, as others refuse unknown ones.
+                    if !http.body.isEmpty && !route.rawBody {
+                        let body: JSONBody
+                        do {
+                            body = try JSONBody(http, requireContentType: route.takesJSON)
+                        } catch var problem as Problem where problem.status == 415 {
+                            // What would be taken (RFC 5789 §3.1 `Accept-Patch`; `Accept-Post` likewise).
+                            if http.method == "PATCH" || http.method == "POST" {
+                                problem.extraHeaders.append(
+                                    ("Accept-\(http.method == "PATCH" ? "Patch" : "Post")", "application/json"))
+                            }
+                            throw problem
+                        }
+                        if !route.takesJSON { try body.allowOnly([]) }
+                    }
                     return try await route.handler(
                         Request(
                             http: http, parameters: Parameters(values: params), query: query, session: session,

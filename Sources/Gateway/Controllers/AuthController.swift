@@ -10,9 +10,9 @@ struct AuthController: Controller {
     let passwordTimeoutMs: Int
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("POST", "/v1/auth/register", authenticated: false) { try await register($0) }
-        routes.add("POST", "/v1/auth/login", authenticated: false) { try await login($0) }
-        routes.add("POST", "/v1/auth/logout") { try await logout($0) }
+        routes.add("POST", "/v1/auth/register", authenticated: false, json: true) { try await register($0) }
+        routes.add("POST", "/v1/auth/login", authenticated: false, json: true) { try await login($0) }
+        routes.add("POST", "/v1/auth/logout", json: true) { try await logout($0) }
         routes.add("GET", "/v1/me") { request in
             try .json(try await profile.call(Profile.GetMe.self, .init(userId: try request.userId)))
         }

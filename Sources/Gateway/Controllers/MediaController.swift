@@ -137,7 +137,9 @@ enum ByteRange: Equatable {
     case range(Range<Int>)
 
     /// Parses `bytes=first-last`, `bytes=first-` or `bytes=-suffix` against a representation
-    /// of `size` bytes; `last` past the end is clamped.
+    /// of `size` bytes. A `last` past the end, however many digits it has, means up to the end,
+    /// and so does a suffix longer than the representation (RFC 9110 §14.1.2); a `first` past
+    /// the end is unsatisfiable.
     static func parse(_ header: String, size: Int) -> ByteRange {
         let text = header.trimmingCharacters(in: .whitespaces)
         guard text.lowercased().hasPrefix("bytes=") else { return .ignored }
@@ -145,9 +147,11 @@ enum ByteRange: Equatable {
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .ignored }
         let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
         let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        /// Decimal digits (1*DIGIT), saturating at `Int.max`: a position too large for an Int
+        /// is past the end of any representation, not a syntax error.
         func number(_ s: String) -> Int? {
-            guard !s.isEmpty, s.utf8.count <= 18, s.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int(s)
+            guard !s.isEmpty, s.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+            return Int(s) ?? Int.max
         }
         if first.isEmpty {
             guard let suffix = number(last) else { return .ignored }

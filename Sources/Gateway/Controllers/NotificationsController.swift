@@ -12,7 +12,7 @@ struct NotificationsController: Controller {
 
     func register(_ routes: inout RouteCollection) {
         routes.add("GET", "/v1/notifications") { try await list($0) }
-        routes.add("POST", "/v1/notifications/read") { request in
+        routes.add("POST", "/v1/notifications/read", json: true) { request in
             let body = try request.body()
             try body.allowOnly(["upToSeq"])
             let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // the integers JSON carries exactly

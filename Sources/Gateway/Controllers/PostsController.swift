@@ -6,7 +6,7 @@ struct PostsController: Controller {
     let graph: Backend
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("POST", "/v1/posts") { try await create($0) }
+        routes.add("POST", "/v1/posts", json: true) { try await create($0) }
         routes.add("GET", "/v1/posts/{id}") { request in
             try .json(
                 try await profile.call(
@@ -25,7 +25,7 @@ struct PostsController: Controller {
                 try await profile.call(
                     Profile.ListComments.self, .init(postId: try request.parameters.require("id"), page: try request.page())))
         }
-        routes.add("POST", "/v1/posts/{id}/comments") { request in
+        routes.add("POST", "/v1/posts/{id}/comments", json: true) { request in
             let body = try request.body()
             try body.allowOnly(["text"])
             return try .json(

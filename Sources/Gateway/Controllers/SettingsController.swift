@@ -12,7 +12,7 @@ struct SettingsController: Controller {
             try .json(
                 SettingsShape(settings: try await profile.call(Profile.GetSettings.self, .init(userId: try request.userId))))
         }
-        routes.add("PATCH", "/v1/settings") { request in
+        routes.add("PATCH", "/v1/settings", json: true) { request in
             let body = try request.body()
             try body.allowOnly(["saveOriginalPosts"])
             let settings = try await profile.call(
@@ -23,7 +23,7 @@ struct SettingsController: Controller {
         routes.add("GET", "/v1/me/profile/edit") { request in
             try .json(try await profile.call(Profile.EditForm.self, .init(userId: try request.userId)))
         }
-        routes.add("PATCH", "/v1/me/profile") { try await update($0) }
+        routes.add("PATCH", "/v1/me/profile", json: true) { try await update($0) }
     }
 
     /// `PATCH /v1/me/profile` with any of `{name, username, bio, profilePhotoURL, email, phone,

@@ -11,7 +11,7 @@ struct UsersController: Controller {
         routes.add("GET", "/v1/users/{username}") { try await header($0) }
         routes.add("GET", "/v1/users/{username}/posts") { try await posts($0, tagged: false) }
         routes.add("GET", "/v1/users/{username}/tagged") { try await posts($0, tagged: true) }
-        routes.add("PUT", "/v1/users/{username}/follow") { try await follow($0) }
+        routes.add("PUT", "/v1/users/{username}/follow", json: true) { try await follow($0) }
         routes.add("DELETE", "/v1/users/{username}/follow") { request in
             let result = try await graph.call(
                 Graph.Unfollow.self,

@@ -18,7 +18,12 @@ import Synchronization
 /// Framing rules (RFC 9112 §6): `Content-Length` with `Transfer-Encoding`, several
 /// `Content-Length` fields, or a transfer coding other than `chunked` are refused (400, or 501
 /// for a coding it does not implement) and the connection is closed: no byte after them is ever
-/// read as another request. Requests on a connection are answered in order; while one is being
+/// read as another request. A chunked body is decoded by `ChunkedDecoder`, not http-parser:
+/// any framing RFC 9112 §7.1 does not allow is 400 and closes the connection, and trailer fields
+/// are dropped (they never become headers). After `CONNECT` or a request with `Upgrade` (neither
+/// is offered) the connection closes once answered. Absolute-form targets are taken as their
+/// path (§3.2.2); an HTTP/1.0 client kept alive gets `Connection: keep-alive`; two
+/// `Authorization` fields are 400. Requests on a connection are answered in order; while one is being
 /// handled, bytes of the next wait unparsed. Handlers run as tasks; their responses come back
 /// to the loop through a mailbox and an eventfd.
 final class HTTPServer: Service {
@@ -515,6 +520,10 @@ private final class EventLoop: @unchecked Sendable {
 
     func parse(_ c: Connection, _ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
+        if c.chunkedStarted {
+            decodeChunked(c, bytes)
+            return
+        }
         if c.scanningHead, c.headHasFolding(bytes) {
             reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "obsolete line folding in a header (RFC 9112 §5.2)"))
             return
@@ -533,6 +542,15 @@ private final class EventLoop: @unchecked Sendable {
             c.wantsRead = false
             modify(c)
             authorize(c, declared)
+        } else if error == HPE_PAUSED, c.chunked != nil {
+            // A chunked request's head is in (http-parser stopped at the LF that ends it): its
+            // body is decoded here, strictly, never by http-parser.
+            guard parsed < bytes.count, bytes[parsed] == 0x0a else {
+                reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "the header section does not end with CRLF"))
+                return
+            }
+            c.chunkedStarted = true
+            decodeChunked(c, UnsafeRawBufferPointer(rebasing: bytes[(parsed + 1)...]))
         } else if error == HPE_PAUSED {
             // A whole request was dispatched; what follows it waits.
             if parsed < bytes.count { c.input = Array(bytes[parsed...]) }
@@ -544,11 +562,35 @@ private final class EventLoop: @unchecked Sendable {
             } else {
                 reject(c, Self.answer(for: error, start: bytes))
             }
-        } else if c.parser.pointee.upgrade == 1, case .processing = c.phase {
-            // An Upgrade request was answered as a plain one; no other protocol follows.
-            c.keepAlive = false
         } else if !c.output.isEmpty, case .reading = c.phase {
             flush(c)  // 100 Continue
+        }
+    }
+
+    /// Feeds a chunked body to the connection's `ChunkedDecoder`: a framing error is 400 and
+    /// closes the connection (RFC 9112 §7.1; nothing after it is read as a request); a whole
+    /// body dispatches the request, and the bytes after it wait for the next one.
+    func decodeChunked(_ c: Connection, _ bytes: UnsafeRawBufferPointer) {
+        guard var decoder = c.chunked else { return }
+        let outcome = decoder.feed(bytes) { c.appendBody($0) }
+        c.chunked = decoder
+        switch outcome {
+        case .needMore:
+            if !c.output.isEmpty, case .reading = c.phase { flush(c) }  // 100 Continue
+        case .complete(let consumed):
+            c.chunked = nil
+            c.chunkedStarted = false
+            dispatch(c)
+            // http-parser was left paused after the head; the next request gets a fresh one.
+            http_parser_init(c.parser, HTTP_REQUEST)
+            if consumed < bytes.count { c.input = Array(bytes[consumed...]) }
+        case .invalid(let why):
+            reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "\(why) (RFC 9112 §7.1)"))
+        case .tooLarge:
+            reject(c, ServerAnswer(status: 413, code: "payload_too_large", detail: "the body is over \(c.bodyLimit) bytes"))
+        case .refused:
+            reject(c, c.answer ?? ServerAnswer(status: 400, code: "bad_request", detail: "the body was refused"))
+            c.answer = nil
         }
     }
 
@@ -566,6 +608,8 @@ private final class EventLoop: @unchecked Sendable {
                 detail: "Content-Length together with Transfer-Encoding, or more than one Content-Length (RFC 9112 §6.3)")
         case HPE_INVALID_CONTENT_LENGTH:
             return ServerAnswer(status: 400, code: "bad_request", detail: "Content-Length is not a number")
+        case HPE_INVALID_CHUNK_SIZE:
+            return ServerAnswer(status: 400, code: "bad_request", detail: "the chunk size is not a hex number (RFC 9112 §7.1)")
         case HPE_INVALID_METHOD:
             if requestLine(start) != nil {
                 return ServerAnswer(status: 501, code: "method_not_implemented", detail: "the method is not implemented")
@@ -625,7 +669,8 @@ private final class EventLoop: @unchecked Sendable {
         c.lastActivityMs = now
         c.rateWindowStartMs = now
         c.rateWindowBytes = 0
-        http_parser_pause(c.parser, 0)
+        // A chunked body is decoded by `decodeChunked`: http-parser stays paused after its head.
+        if c.chunked == nil { http_parser_pause(c.parser, 0) }
         if !c.wantsRead && !c.peerClosed {
             c.wantsRead = true
             modify(c)
@@ -697,10 +742,10 @@ private final class EventLoop: @unchecked Sendable {
         }
         switch response.body {
         case .bytes:
-            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
+            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive, http10: c.http10)
             c.phase = .writing(thenClose: !c.keepAlive)
         case .source(let source):
-            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive)
+            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive, http10: c.http10)
             c.phase =
                 c.isHead || source.length == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: source.length)
         case .stream(let stream) where c.isHead:
@@ -740,7 +785,9 @@ private final class EventLoop: @unchecked Sendable {
 
     /// The status line, headers and (unless `head`) body. `Content-Length` is the body's,
     /// also for HEAD (RFC 9110 §9.3.2); none for 1xx, 204 and 304 or a stream.
-    func serialize(_ r: HTTPResponse, head: Bool, keepAlive: Bool) -> [UInt8] {
+    /// An HTTP/1.0 client kept alive is told so (`Connection: keep-alive`, RFC 9112 §9.3 and
+    /// Appendix C.2.2): without it, it would expect the connection to close.
+    func serialize(_ r: HTTPResponse, head: Bool, keepAlive: Bool, http10: Bool = false) -> [UInt8] {
         var text = "HTTP/1.1 \(r.status) \(HTTPStatus.reason(r.status))\r\nDate: \(httpDate())\r\n"
         for (name, value) in r.headers { text += "\(name): \(value)\r\n" }
         var body: [UInt8] = []
@@ -754,6 +801,8 @@ private final class EventLoop: @unchecked Sendable {
         }
         if !keepAlive && !r.headers.contains(where: { $0.0.lowercased() == "connection" }) {
             text += "Connection: close\r\n"
+        } else if keepAlive && http10 {
+            text += "Connection: keep-alive\r\n"
         }
         text += "\r\n"
         return Array(text.utf8) + body
@@ -1057,6 +1106,12 @@ private final class Connection {
     var peerClosed = false
     /// An answer decided inside a parser callback, written once `http_parser_execute` returns.
     var answer: ServerAnswer?
+    /// The decoder of the current request's chunked body (nil: not chunked); http-parser is
+    /// paused after such a request's head and `chunkedStarted` once the decoder has the bytes.
+    var chunked: ChunkedDecoder?
+    var chunkedStarted = false
+    /// The current request is HTTP/1.0: a kept-alive answer says `Connection: keep-alive`.
+    var http10 = false
     var input: [UInt8] = []
     var output: [UInt8] = []
     var outputOffset = 0
@@ -1098,6 +1153,8 @@ private final class Connection {
         headerBytes = 0
         body = []
         receivingBody = false
+        chunked = nil
+        chunkedStarted = false
         requestStartedMs = loop?.now
     }
 
@@ -1188,6 +1245,15 @@ private final class Connection {
         if p.http_minor >= 1 && hosts != 1 {
             return refuse(400, "bad_request", "an HTTP/1.1 request needs exactly one Host header (RFC 9112 §3.2)")
         }
+        if headers.filter({ $0.name == "authorization" }).count > 1 {
+            // Not a list (RFC 9110 §5.3, §11.6.2): which credentials would count is ambiguous.
+            answer = ServerAnswer(
+                Problem(
+                    status: 400, code: "duplicate_header", detail: "the Authorization header appears more than once",
+                    errors: [FieldError(field: "Authorization", code: "duplicate_header", message: "may appear only once")]
+                ).response)
+            return false
+        }
         let codings = headers.filter { $0.name == "transfer-encoding" }.map(\.value)
         if !codings.isEmpty {
             let list = codings.joined(separator: ",").split(separator: ",").map {
@@ -1199,6 +1265,7 @@ private final class Connection {
         }
         let method = String(cString: http_method_str(http_method(rawValue: p.method)))
         isHead = method == "HEAD"
+        target = Self.originForm(target)
         let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
         bodyLimit = loop?.server.bodyLimit(method, path, HTTPHeaders(fields: headers)) ?? limits.maxBodyBytes
         if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
@@ -1230,9 +1297,36 @@ private final class Connection {
             output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)  // written when the parser returns
         }
         keepAlive = http_should_keep_alive(parser) != 0
+        http10 = p.http_minor == 0
+        if method == "CONNECT" || headers.contains(where: { $0.name == "upgrade" }) {
+            // No tunnel and no other protocol is offered: the request is answered as a plain
+            // one, then the connection closes, so what the client sends next (its tunnel's or
+            // the new protocol's bytes) is never read as a request.
+            keepAlive = false
+        }
         receivingBody = true
+        if p.flags & UInt32(F_CHUNKED.rawValue) != 0 {
+            // The body is `ChunkedDecoder`'s (strict framing, trailers dropped); http-parser
+            // stops here.
+            chunked = ChunkedDecoder(limit: bodyLimit, maxTrailerBytes: limits.maxHeaderBytes)
+            http_parser_pause(parser, 1)
+        }
         if authorizingBytes != nil { http_parser_pause(parser, 1) }  // until `authorized`
         return true
+    }
+
+    /// The origin form of a request target: an absolute-form target (`http://host/path?q`,
+    /// RFC 9112 §3.2.2, which a server must accept) loses its scheme and authority (`/path?q`;
+    /// `/` when it has no path); any other target is returned as it is.
+    static func originForm(_ target: [UInt8]) -> [UInt8] {
+        guard target.first != UInt8(ascii: "/"), let colon = target.firstIndex(of: UInt8(ascii: ":")) else { return target }
+        let scheme = String(decoding: target[..<colon], as: UTF8.self).lowercased()
+        guard scheme == "http" || scheme == "https", target[colon...].starts(with: Array("://".utf8)) else { return target }
+        let authority = colon + 3
+        let end = target[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? target.count
+        var out = Array(target[end...])
+        if out.first != UInt8(ascii: "/") { out.insert(UInt8(ascii: "/"), at: 0) }
+        return out
     }
 
     func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {

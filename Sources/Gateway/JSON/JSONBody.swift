@@ -7,12 +7,19 @@ struct JSONBody {
     let object: JSONObject
 
     /// Parses the body; an empty body is `{}`.
-    /// - Throws: `Problem` 415 for a `Content-Type` other than JSON, 400 `malformed_json` for
-    ///   bytes that are not one JSON object (a repeated member named in `errors`).
-    init(_ request: HTTPRequest) throws {
+    /// - Parameter requireContentType: a body must say it is JSON (`application/json`, or
+    ///   `application/*+json`, parameters such as `charset` aside); false lets a body without
+    ///   `Content-Type` through (a route that takes no body, checked only for members).
+    /// - Throws: `Problem` 415 `unsupported_media_type` for a body whose `Content-Type` is missing
+    ///   (when required) or not JSON, 400 `malformed_json` for bytes that are not one JSON object
+    ///   (a repeated member named in `errors`).
+    init(_ request: HTTPRequest, requireContentType: Bool = true) throws {
         if request.body.isEmpty {
             object = JSONObject(members: [])
             return
+        }
+        if requireContentType && request.header("content-type") == nil {
+            throw Problem.unsupportedMediaType("the body must be application/json, and no Content-Type says so")
         }
         if let type = request.header("content-type") {
             let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""

@@ -96,9 +96,11 @@ struct Query: Sendable {
 struct RouteCollection {
     private(set) var routes: [Router.Route] = []
 
-    /// Adds a route. `authenticated` routes get the caller's session in `Request.session`.
+    /// Adds a route. `authenticated` routes get the caller's session in `Request.session`;
+    /// `json` routes take a JSON object body (`Request.body()`), the others none (see
+    /// `Router.Route.takesJSON`).
     mutating func add(
-        _ method: String, _ template: String, authenticated: Bool = true, maxBodyBytes: Int? = nil,
+        _ method: String, _ template: String, authenticated: Bool = true, json: Bool = false, maxBodyBytes: Int? = nil,
         streaming: Bool = false, _ handler: @escaping @Sendable (Request) async throws -> HTTPResponse
     ) {
         var limit: (@Sendable (HTTPHeaders) -> Int)? = nil
@@ -106,7 +108,7 @@ struct RouteCollection {
         routes.append(
             Router.Route(
                 method: method, template: template, segments: Router.segments(template), authenticated: authenticated,
-                maxBodyBytes: limit, rawBody: false, streaming: streaming, handler: handler))
+                maxBodyBytes: limit, rawBody: false, takesJSON: json, streaming: streaming, handler: handler))
     }
 
     /// Adds a route whose body is raw bytes (an upload) of at most `maxBodyBytes(headers)` bytes,
@@ -118,7 +120,7 @@ struct RouteCollection {
         routes.append(
             Router.Route(
                 method: method, template: template, segments: Router.segments(template), authenticated: true,
-                maxBodyBytes: maxBodyBytes, rawBody: true, streaming: false, handler: handler))
+                maxBodyBytes: maxBodyBytes, rawBody: true, takesJSON: false, streaming: false, handler: handler))
     }
 }
 

@@ -19,6 +19,10 @@ struct Router: Sendable {
         var maxBodyBytes: (@Sendable (HTTPHeaders) -> Int)?
         /// The body is raw bytes (an upload), not JSON: not checked as JSON before the handler.
         var rawBody: Bool
+        /// The route takes a JSON object body (`Request.body()`): one needs a JSON
+        /// `Content-Type` (else 415). A route that takes none refuses any member (400
+        /// `unknown_field`); an empty body or `{}` is fine there.
+        var takesJSON: Bool
         /// The route answers with an event stream: an error answer there ends the connection
         /// (an event-stream client reads until the connection closes).
         var streaming: Bool
