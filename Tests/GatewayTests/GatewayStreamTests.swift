@@ -115,14 +115,14 @@ import Testing
     }
 
     /// Waits until the gateway has read `alice`'s notifications after the publisher's welcome
-    /// (the first `notify.since` of a live-only stream): from then on, what it did not read
+    /// (the first `notification.since` of a live-only stream): from then on, what it did not read
     /// reaches it only by subscription or by a repair.
     func waitUntilLive(_ h: GatewayHarness) async throws {
         let deadline = Timestamp.nowMs() + 60_000
-        while h.fakes.calls(Graph.NotificationsSince.type) < 1 && Timestamp.nowMs() < deadline {
+        while h.fakes.calls(Notifications.NotificationsSince.type) < 1 && Timestamp.nowMs() < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(h.fakes.calls(Graph.NotificationsSince.type) >= 1)
+        #expect(h.fakes.calls(Notifications.NotificationsSince.type) >= 1)
     }
 
     /// A message lost in transit (a high-water mark, a reconnect) shows as a gap in seq: the
@@ -163,7 +163,7 @@ import Testing
         #expect(await stream.waitFor(count: 2))
         #expect(stream.events.map(\.id) == ["1", "2"])
         #expect(try await repairs(h, "head_behind") >= 1)
-        #expect(h.fakes.calls(Graph.Heads.type) >= 1)
+        #expect(h.fakes.calls(Notifications.Heads.type) >= 1)
         stream.close()
     }
 
@@ -197,7 +197,7 @@ import Testing
         let second = try SSEClient(port: h.port, token: alice)
         #expect(await first.waitUntilOpen())
         #expect(await second.waitUntilOpen())
-        #expect(h.fakes.calls(Graph.StreamStart.type) == 1)
+        #expect(h.fakes.calls(Notifications.StreamStart.type) == 1)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await first.waitFor(count: 1))
         #expect(await second.waitFor(count: 1))
@@ -209,7 +209,7 @@ import Testing
         try await h.fakes.notify("alice", from: "bob", type: "follow")
         #expect(await third.waitFor(count: 1))
         #expect(third.events.map(\.id) == ["2"])
-        #expect(h.fakes.calls(Graph.StreamStart.type) == 2)
+        #expect(h.fakes.calls(Notifications.StreamStart.type) == 2)
         third.close()
     }
 

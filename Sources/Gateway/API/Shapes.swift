@@ -47,10 +47,10 @@ struct NotificationShape: Encodable {
     var createdAt: String
     var read: Bool
     var actor: PublicUser
-    var post: Graph.Notification.PostRef?
+    var post: Notifications.Notification.PostRef?
     var followState: FollowState?
 
-    init(_ n: Graph.Notification, actor: PublicUser) {
+    init(_ n: Notifications.Notification, actor: PublicUser) {
         id = n.id
         seq = n.seq
         type = n.type

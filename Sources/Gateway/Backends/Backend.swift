@@ -54,5 +54,5 @@ enum RequestTrace {
 struct Backends: Sendable {
     let auth: Backend
     let profile: Backend
-    let graph: Backend
+    let notification: Backend
 }

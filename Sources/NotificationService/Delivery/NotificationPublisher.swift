@@ -6,7 +6,7 @@ import Shared
 /// never waits for encoding or sending.
 ///
 /// Delivery is best effort by design: the notifications are already committed, and a gateway
-/// that misses one repairs it by seq from `notify.since` (gap, `notify.heads`, welcome).
+/// that misses one repairs it by seq from `notification.since` (gap, `notification.heads`, welcome).
 final class NotificationPublisher: Sendable {
     private let sink: @Sendable (@escaping TopicPublisher.Builder) -> Void
 
@@ -25,14 +25,14 @@ final class NotificationPublisher: Sendable {
 
     /// Publishes `template` to each recipient with its own id and seq (built only for the
     /// recipients someone subscribed to).
-    func publish(_ template: Graph.Notification, to recipients: [(key: Int64, seq: Int64)]) {
+    func publish(_ template: Notifications.Notification, to recipients: [(key: Int64, seq: Int64)]) {
         sink { isSubscribed in Self.messages(template, recipients, isSubscribed) }
     }
 
     /// The messages for the recipients `isSubscribed` accepts: `template` with each one's `id`
     /// and `seq`.
     static func messages(
-        _ template: Graph.Notification, _ recipients: [(key: Int64, seq: Int64)], _ isSubscribed: ([UInt8]) -> Bool
+        _ template: Notifications.Notification, _ recipients: [(key: Int64, seq: Int64)], _ isSubscribed: ([UInt8]) -> Bool
     ) -> [TopicMessage] {
         let recipients = recipients.compactMap { r -> (key: Int64, seq: Int64, topic: [UInt8])? in
             let topic = NotificationRouting.topic(recipientKey: r.key)

@@ -254,5 +254,16 @@ enum NotificationSchema {
                     SELECT recipient, MAX(seq) FROM notifications WHERE true GROUP BY recipient
                     ON CONFLICT(recipient) DO UPDATE SET merged_head = excluded.merged_head;
                 """),
+            // The service has one name: its events were `graph.*` and are `notification.*`
+            // (`notification.follow.changed`, `notification.follows.imported`), so the stored
+            // outbox replays under the new names. The outbox keeps the type in its own column
+            // (the envelope is built around `body` when read, `Outbox.envelope`), so the type
+            // column is all there is to rewrite.
+            Migration(
+                "notification.9-event-names",
+                """
+                UPDATE outbox SET type = 'notification.' || substr(type, length('graph.') + 1)
+                    WHERE type LIKE 'graph.%';
+                """),
         ]
 }

@@ -21,7 +21,7 @@ struct NotificationStoreTests {
     /// Stores a like of `post` by `actor` for `recipient`. - Returns: what was stored (nil: nothing).
     @discardableResult
     func like(_ actor: String, _ recipient: String = "u-owner", post: String, type: String = "photo") async throws
-        -> Graph.Notification?
+        -> Notifications.Notification?
     {
         let writer = self.writer
         return try await database.write { tx in

@@ -8,8 +8,8 @@ import Testing
 /// likes, comments, tags and new posts make notifications (never for one's own actions),
 /// deletions remove a post's notifications, repeats and replays make no duplicates.
 struct ProfileEventTests {
-    static let p1 = Graph.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
-    static let p2 = Graph.Notification.PostRef(id: "p2", thumbnailURL: "https://img.example/p2.jpg")
+    static let p1 = Notifications.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
+    static let p2 = Notifications.Notification.PostRef(id: "p2", thumbnailURL: "https://img.example/p2.jpg")
 
     static func comment(_ id: String, by user: Identity, on owner: Identity, _ text: String) -> Profile.PostCommented {
         Profile.PostCommented(

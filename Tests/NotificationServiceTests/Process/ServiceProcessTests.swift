@@ -109,7 +109,7 @@ struct ServiceProcessTests {
         try await h.waitForEvents(of: h.auth.producer)
 
         // A subscriber to bob's topic only, as a gateway holding bob's stream.
-        let start = try await h.client.call(Graph.StreamStart.self, .init(recipientId: bob.id))
+        let start = try await h.client.call(Notifications.StreamStart.self, .init(recipientId: bob.id))
         #expect(start.headSeq == 0)
         let received = Locked<[TopicItem]>([])
         let subscriber = TopicSubscriber(
@@ -136,7 +136,7 @@ struct ServiceProcessTests {
             if case .message(let m) = item { m } else { nil }
         }
         #expect(messages.allSatisfy { $0.topic == topic })
-        let events = try messages.map { try WireJSON.decode(Graph.Notification.self, from: $0.payload) }
+        let events = try messages.map { try WireJSON.decode(Notifications.Notification.self, from: $0.payload) }
         #expect(events.map(\.type) == ["follow", "like"])
         #expect(events.map(\.seq) == [1, 2])
         #expect(events.map(\.actorId) == [alice.id, alice.id])
@@ -145,7 +145,7 @@ struct ServiceProcessTests {
         #expect(events[1].post == .init(id: "v1", thumbnailURL: "https://img.example/v1.jpg"))
         // What was delivered is what the service lists.
         #expect(try await h.since(bob, after: 0).items == events)
-        let heads = try await h.client.call(Graph.Heads.self, .init(recipientKeys: [start.recipientKey, 999_999]))
+        let heads = try await h.client.call(Notifications.Heads.self, .init(recipientKeys: [start.recipientKey, 999_999]))
         #expect(heads.heads == [2, 0])
     }
 }
