@@ -23,16 +23,17 @@ final class NotificationPublisher: Sendable {
     /// Drops everything (a service built without a delivery socket).
     static let none = NotificationPublisher(sink: { _ in })
 
-    /// Publishes `template` to each recipient with its own id and seq (built only for the
-    /// recipients someone subscribed to).
-    func publish(_ template: Notifications.Notification, to recipients: [(key: Int64, seq: Int64)]) {
-        sink { isSubscribed in Self.messages(template, recipients, isSubscribed) }
+    /// Publishes `template` to each recipient with its own id (made by `ids`) and seq (built
+    /// only for the recipients someone subscribed to).
+    func publish(_ template: Notifications.Notification, to recipients: [(key: Int64, seq: Int64)], ids: NotificationIds) {
+        sink { isSubscribed in Self.messages(template, recipients, ids: ids, isSubscribed) }
     }
 
     /// The messages for the recipients `isSubscribed` accepts: `template` with each one's `id`
     /// and `seq`.
     static func messages(
-        _ template: Notifications.Notification, _ recipients: [(key: Int64, seq: Int64)], _ isSubscribed: ([UInt8]) -> Bool
+        _ template: Notifications.Notification, _ recipients: [(key: Int64, seq: Int64)], ids: NotificationIds,
+        _ isSubscribed: ([UInt8]) -> Bool
     ) -> [TopicMessage] {
         let recipients = recipients.compactMap { r -> (key: Int64, seq: Int64, topic: [UInt8])? in
             let topic = NotificationRouting.topic(recipientKey: r.key)
@@ -50,7 +51,7 @@ final class NotificationPublisher: Sendable {
             // Another member order: encode each (correct, slower).
             return recipients.compactMap { r in
                 var n = template
-                n.id = NotificationWriter.id(recipient: r.key, seq: r.seq)
+                n.id = ids.id(recipient: r.key, seq: r.seq)
                 n.seq = r.seq
                 return (try? WireJSON.encode(n)).map { TopicMessage(topic: r.topic, payload: $0) }
             }
@@ -61,9 +62,9 @@ final class NotificationPublisher: Sendable {
         for r in recipients {
             let seq = String(r.seq)
             var payload: [UInt8] = []
-            payload.reserveCapacity(tail.count + 48)
+            payload.reserveCapacity(tail.count + 56)
             payload += #"{"id":""#.utf8
-            payload += NotificationWriter.id(recipient: r.key, seq: r.seq).utf8
+            payload += ids.id(recipient: r.key, seq: r.seq).utf8
             payload += #"","seq":"#.utf8
             payload += seq.utf8
             payload += tail

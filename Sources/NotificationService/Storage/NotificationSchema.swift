@@ -265,5 +265,13 @@ enum NotificationSchema {
                 UPDATE outbox SET type = 'notification.' || substr(type, length('graph.') + 1)
                     WHERE type LIKE 'graph.%';
                 """),
+            // Notification ids are opaque (`NotificationIds`): the secret they are enciphered
+            // with, made once per database (SQLite's randomblob: its CSPRNG, seeded by the OS).
+            Migration(
+                "notification.10-id-secret",
+                """
+                CREATE TABLE secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+                INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)', randomblob(32));
+                """),
         ]
 }

@@ -77,12 +77,13 @@ struct NotificationWriter: Sendable {
         let followState: FollowState? =
             n.type == .follow
             ? (try SQLiteFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
+        let ids = try NotificationIds.load(on: tx.connection)
         let stored = Notifications.Notification(
-            id: Self.id(recipient: recipient, seq: seq), seq: seq, type: n.type.name, detail: n.detail,
+            id: ids.id(recipient: recipient, seq: seq), seq: seq, type: n.type.name, detail: n.detail,
             createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
             followState: followState)
         let delivery = self.delivery
-        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)]) }
+        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)], ids: ids) }
         return stored
     }
 
@@ -127,7 +128,8 @@ struct NotificationWriter: Sendable {
                 followState: nil)
             let delivery = self.delivery
             let batch = recipients
-            tx.onCommit { delivery.publish(template, to: batch) }
+            let ids = try NotificationIds.load(on: c)
+            tx.onCommit { delivery.publish(template, to: batch, ids: ids) }
         }
         return (count, last)
     }
@@ -175,7 +177,6 @@ struct NotificationWriter: Sendable {
     }
 
     /// A notification's id: its recipient's key and its seq (unique, stable).
-    static func id(recipient: Int64, seq: Int64) -> String { "\(recipient)-\(seq)" }
 }
 
 /// Reads of a recipient's notifications and their read mark.
@@ -230,7 +231,9 @@ struct SQLiteNotificationStore: NotificationStore {
     }
 
     /// Decodes rows selected with `select`.
-    static func decode(_ rows: some Sequence<Row>, readSeq: Int64) throws -> [Notifications.Notification] {
+    static func decode(_ rows: some Sequence<Row>, readSeq: Int64, ids: NotificationIds) throws
+        -> [Notifications.Notification]
+    {
         try rows.map { r in
             let seq = try r.int64("seq")
             let type = NotificationType(rawValue: try r.int64("type")) ?? .post
@@ -238,7 +241,7 @@ struct SQLiteNotificationStore: NotificationStore {
                 Notifications.Notification.PostRef(id: $0, thumbnailURL: try r.optionalString("thumbnail_url") ?? "")
             }
             return Notifications.Notification(
-                id: NotificationWriter.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.name,
+                id: ids.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.name,
                 detail: try r.optionalString("detail"), createdAt: Timestamp.format(ms: try r.int64("created_at")),
                 read: seq <= readSeq, actorId: try r.string("actor_id"), post: post,
                 followState: type == .follow ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)
@@ -257,7 +260,7 @@ struct SQLiteNotificationStore: NotificationStore {
                 let rows = try c.query(
                     "\(Self.select) WHERE n.recipient = ? AND n.seq < ? ORDER BY n.seq DESC LIMIT ?",
                     [recipient, before, limit + 1])
-                let items = try Self.decode(rows.prefix(limit), readSeq: read)
+                let items = try Self.decode(rows.prefix(limit), readSeq: read, ids: try NotificationIds.load(on: c))
                 return .init(
                     items: items,
                     nextCursor: rows.count > limit
@@ -276,7 +279,8 @@ struct SQLiteNotificationStore: NotificationStore {
                     "\(Self.select) WHERE n.recipient = ? AND n.seq > ? ORDER BY n.seq LIMIT ?",
                     [recipient, afterSeq, min(max(limit, 1), 1_000)])
                 return .init(
-                    items: try Self.decode(rows, readSeq: try Self.readSeq(recipient, on: c)),
+                    items: try Self.decode(
+                        rows, readSeq: try Self.readSeq(recipient, on: c), ids: try NotificationIds.load(on: c)),
                     headSeq: try Self.head(recipient, on: c))
             }
         }

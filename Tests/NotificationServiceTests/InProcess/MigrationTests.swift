@@ -72,7 +72,7 @@ struct MigrationTests {
             list.items.reversed().map {
                 NotificationText.render(type: $0.type, actorUsername: names[$0.actorId]!, detail: $0.detail)
             } == old.map(\.text))
-        // Times, posts and follow states carried over; ids are recipient key and seq now.
+        // Times, posts and follow states carried over; ids are opaque (NotificationIds) now.
         #expect(list.items.allSatisfy { $0.createdAt == "2026-11-30T12:00:00.000Z" })
         #expect(list.items.last?.followState == .notFollowing && list.items.last?.post == nil)
         #expect(list.items.first?.post == .init(id: "p9", thumbnailURL: "https://img.example/p9.jpg"))
