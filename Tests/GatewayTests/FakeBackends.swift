@@ -106,15 +106,15 @@ final class FakeBackends: Sendable {
 
     /// Stores the next notification of `recipient` (in `s`). - Returns: it and its recipient key.
     private static func store(
-        _ s: inout State, _ recipient: String, from actor: String, type: String
+        _ s: inout State, _ recipient: String, from actor: String, type: NotificationKind
     ) -> (Int64, Notifications.Notification) {
         let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
         let post =
-            type == "follow" ? nil : Notifications.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
+            type == .follow ? nil : Notifications.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
         let n = Notifications.Notification(
-            id: "n-\(recipient)-\(seq)", seq: seq, type: type, detail: type == "like" ? "photo" : nil,
+            id: "n-\(recipient)-\(seq)", seq: seq, type: type, detail: type == .like ? "photo" : nil,
             createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)", post: post,
-            followState: type == "follow" ? .notFollowing : nil)
+            followState: type == .follow ? .notFollowing : nil)
         s.notifications["u-\(recipient)", default: []].append(n)
         return (key(&s, "u-\(recipient)"), n)
     }
@@ -122,7 +122,7 @@ final class FakeBackends: Sendable {
     /// Stores a notification for `recipient` and, unless `deliver` is false (a message the
     /// transport lost), publishes it on the delivery socket. - Returns: its seq.
     @discardableResult
-    func notify(_ recipient: String, from actor: String, type: String = "like", deliver: Bool = true) async throws
+    func notify(_ recipient: String, from actor: String, type: NotificationKind = .like, deliver: Bool = true) async throws
         -> Int64
     {
         let (key, n) = state.withLock { Self.store(&$0, recipient, from: actor, type: type) }
@@ -155,7 +155,7 @@ final class FakeBackends: Sendable {
     /// Stores one like notification per (recipient, actor) pair and publishes them together, in
     /// order.
     func notifyBurst(_ pairs: [(recipient: String, actor: String)]) async throws {
-        let batch = state.withLock { s in pairs.map { Self.store(&s, $0.recipient, from: $0.actor, type: "like") } }
+        let batch = state.withLock { s in pairs.map { Self.store(&s, $0.recipient, from: $0.actor, type: .like) } }
         publish(batch)
     }
 
@@ -240,7 +240,7 @@ final class FakeBackends: Sendable {
                 let key = Self.key(&s, req.recipientId)
                 let head = s.notifications[req.recipientId]?.last?.seq ?? 0
                 if let actor = s.raceOnStreamStart.removeValue(forKey: req.recipientId) {
-                    _ = Self.store(&s, String(req.recipientId.dropFirst(2)), from: actor, type: "like")
+                    _ = Self.store(&s, String(req.recipientId.dropFirst(2)), from: actor, type: .like)
                 }
                 return .init(recipientKey: key, headSeq: head)
             }

@@ -12,8 +12,8 @@ import Testing
         let alice = h.fakes.addUser("alice")
         h.fakes.addUser("bob")
         let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
-        try await h.fakes.notify("alice", from: "bob", type: "like")
-        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        try await h.fakes.notify("alice", from: "bob", type: .like)
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
         #expect(await stream.waitFor(count: 2))
         #expect(stream.status == 200)
         let events = stream.events
@@ -91,7 +91,7 @@ import Testing
         #expect(await stream.waitFor(count: 1))
         h.fakes.setProfileDown(true)
         // bob was seen: his last known profile is used.
-        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
         #expect(await stream.waitFor(count: 2))
         #expect((stream.events.last?.json["actor"] as? [String: Any])?["username"] as? String == "bob")
         // carol never was: her notification waits (and bob's after it, in order) until
@@ -138,7 +138,7 @@ import Testing
         try await waitUntilLive(h)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 1))
-        try await h.fakes.notify("alice", from: "bob", type: "follow", deliver: false)
+        try await h.fakes.notify("alice", from: "bob", type: .follow, deliver: false)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 3))
         #expect(stream.events.map(\.id) == ["1", "2", "3"])
@@ -159,7 +159,7 @@ import Testing
         try await waitUntilLive(h)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 1))
-        try await h.fakes.notify("alice", from: "bob", type: "follow", deliver: false)
+        try await h.fakes.notify("alice", from: "bob", type: .follow, deliver: false)
         #expect(await stream.waitFor(count: 2))
         #expect(stream.events.map(\.id) == ["1", "2"])
         #expect(try await repairs(h, "head_behind") >= 1)
@@ -180,7 +180,7 @@ import Testing
         h.fakes.raceNextStreamStart("alice", from: "bob")  // seq 2, never published
         let stream = try SSEClient(port: h.port, token: alice)
         #expect(await stream.waitFor(count: 1))
-        try await h.fakes.notify("alice", from: "bob", type: "follow")  // seq 3, published
+        try await h.fakes.notify("alice", from: "bob", type: .follow)  // seq 3, published
         #expect(await stream.waitFor(count: 2))
         #expect(stream.events.map(\.id) == ["2", "3"])
         stream.close()
@@ -206,7 +206,7 @@ import Testing
         try await waitUntilMetric(h, "stream_channels 0")
         let third = try SSEClient(port: h.port, token: alice)
         #expect(await third.waitUntilOpen())
-        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
         #expect(await third.waitFor(count: 1))
         #expect(third.events.map(\.id) == ["2"])
         #expect(h.fakes.calls(Notifications.StreamStart.type) == 2)
@@ -282,7 +282,7 @@ import Testing
         h.fakes.addUser("bob")
         h.fakes.addUser("carol")
         try await h.fakes.notify("alice", from: "bob")
-        try await h.fakes.notify("alice", from: "carol", type: "follow")
+        try await h.fakes.notify("alice", from: "carol", type: .follow)
         try await h.fakes.notify("alice", from: "ghost")  // unknown actor: left out
         let before = h.fakes.calls(Profile.UsersByIds.type)
         let r = try await h.request("GET", "/v1/notifications?limit=10", token: alice)

@@ -147,7 +147,7 @@ struct RoutedDeliveryTests {
         #expect(try json(Notifications.Heads.Request(recipientKeys: [42, 43])) == #"{"recipientKeys":[42,43]}"#)
         #expect(try json(Notifications.Heads.Reply(heads: [7, 0])) == #"{"heads":[7,0]}"#)
         let n = Notifications.Notification(
-            id: "42-7", seq: 7, type: "post", detail: nil, createdAt: "2026-11-30T12:00:00.000Z", read: false,
+            id: "42-7", seq: 7, type: .post, detail: nil, createdAt: "2026-11-30T12:00:00.000Z", read: false,
             actorId: "u2", post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
         #expect(
             try json(n)

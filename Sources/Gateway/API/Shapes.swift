@@ -42,7 +42,7 @@ struct UserEntryShape: Encodable {
 struct NotificationShape: Encodable {
     var id: String
     var seq: Int64
-    var type: String
+    var type: NotificationKind
     var text: String
     var createdAt: String
     var read: Bool

@@ -37,9 +37,9 @@ struct OpsController: Controller {
             do {
                 _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: remaining)
                 return "up"
-            } catch let error as ServiceError where error.code == "service_timeout" {
+            } catch let error as ServiceError where error.errorCode == .serviceTimeout {
                 return "timeout"
-            } catch let error as ServiceError where error.code == "service_unavailable" {
+            } catch let error as ServiceError where error.errorCode == .serviceUnavailable {
                 try? await Task.sleep(for: .milliseconds(50))
             } catch {
                 return "down"

@@ -19,7 +19,7 @@ struct GraphHandlers: Sendable {
     func follow(_ request: Notifications.Follow.Request) async throws -> Notifications.Follow.Reply {
         let followee = try await user(named: request.username)
         guard followee.id != request.followerId else {
-            throw ServiceError.unprocessable("cannot_follow_self", "you cannot follow yourself")
+            throw ServiceError.unprocessable(.cannotFollowSelf, "you cannot follow yourself")
         }
         guard let follower = try await replica.identity(id: request.followerId) else {
             throw ServiceError.notFound("user")
@@ -33,7 +33,7 @@ struct GraphHandlers: Sendable {
     func unfollow(_ request: Notifications.Unfollow.Request) async throws -> Notifications.Unfollow.Reply {
         let followee = try await user(named: request.username)
         guard followee.id != request.followerId else {
-            throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
+            throw ServiceError.unprocessable(.cannotFollowSelf, "you cannot unfollow yourself")
         }
         try await follows.unfollow(followerId: request.followerId, followeeId: followee.id)
         return .init(followState: .notFollowing)

@@ -23,13 +23,13 @@ struct ImportHandlers: Sendable {
             let message = "1 to \(limit) follower ids per request (got \(request.followerIds.count))"
             throw ServiceError.badRequest(
                 "invalid_request", message,
-                fields: [FieldError(field: "followerIds", code: "invalid_request", message: message)])
+                fields: [FieldError(field: "followerIds", .invalidRequest, message: message)])
         }
         if let i = request.followerIds.firstIndex(of: request.followeeId) {
             throw ServiceError(
-                code: "cannot_follow_self", message: "followerIds[\(i)] is the followee", status: 422,
+                .cannotFollowSelf, message: "followerIds[\(i)] is the followee", status: 422,
                 fields: [
-                    FieldError(field: "followerIds[\(i)]", code: "cannot_follow_self", message: "is the followee")
+                    FieldError(field: "followerIds[\(i)]", .cannotFollowSelf, message: "is the followee")
                 ])
         }
         var seen = Set<String>()
@@ -42,11 +42,11 @@ struct ImportHandlers: Sendable {
             }
         if !unknown.isEmpty {
             throw ServiceError(
-                code: "not_found",
+                .notFound,
                 message: "\(unknown.count) unknown user(s): "
                     + unknown.prefix(5).map { "\($0.0) \($0.1)" }.joined(separator: ", "),
                 status: 404,
-                fields: unknown.prefix(100).map { FieldError(field: $0.0, code: "not_found", message: "no user \($0.1)") })
+                fields: unknown.prefix(100).map { FieldError(field: $0.0, .notFound, message: "no user \($0.1)") })
         }
         let followee = (key: known[request.followeeId]!.key, id: request.followeeId)
         let pairs = followers.map { (key: known[$0]!.key, id: $0) }

@@ -37,7 +37,7 @@ struct NotificationHandlers: Sendable {
     func heads(_ request: Notifications.Heads.Request) async throws -> Notifications.Heads.Reply {
         guard request.recipientKeys.count <= Notifications.Heads.maxKeys else {
             throw ServiceError.validation([
-                .init(field: "recipientKeys", code: "too_many", message: "at most \(Notifications.Heads.maxKeys) keys")
+                .init(field: "recipientKeys", .tooMany, message: "at most \(Notifications.Heads.maxKeys) keys")
             ])
         }
         return .init(heads: try await store.heads(recipientKeys: request.recipientKeys))

@@ -47,7 +47,7 @@ struct NotificationIds: Sendable, Equatable {
     ///   secret (its migrations did not run).
     static func load(on c: SQLiteConnection) throws -> NotificationIds {
         guard let row = try c.queryOne("SELECT value FROM secrets WHERE name = ?", [secretName]) else {
-            throw ServiceError(code: "internal_error", message: "no notification id secret", status: 500)
+            throw ServiceError(.internalError, message: "no notification id secret", status: 500)
         }
         return NotificationIds(secret: try row.blob("value"))
     }

@@ -79,7 +79,7 @@ struct NotificationWriter: Sendable {
             ? (try SQLiteFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
         let ids = try NotificationIds.load(on: tx.connection)
         let stored = Notifications.Notification(
-            id: ids.id(recipient: recipient, seq: seq), seq: seq, type: n.type.name, detail: n.detail,
+            id: ids.id(recipient: recipient, seq: seq), seq: seq, type: n.type.kind, detail: n.detail,
             createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
             followState: followState)
         let delivery = self.delivery
@@ -123,7 +123,7 @@ struct NotificationWriter: Sendable {
         ).map { (key: $0.0, seq: $0.1) }
         if !recipients.isEmpty {
             let template = Notifications.Notification(
-                id: "", seq: 0, type: NotificationType.post.name, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
+                id: "", seq: 0, type: NotificationType.post.kind, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
                 read: false, actorId: job.ownerId, post: .init(id: job.postId, thumbnailURL: job.thumbnailURL),
                 followState: nil)
             let delivery = self.delivery
@@ -241,7 +241,7 @@ struct SQLiteNotificationStore: NotificationStore {
                 Notifications.Notification.PostRef(id: $0, thumbnailURL: try r.optionalString("thumbnail_url") ?? "")
             }
             return Notifications.Notification(
-                id: ids.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.name,
+                id: ids.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.kind,
                 detail: try r.optionalString("detail"), createdAt: Timestamp.format(ms: try r.int64("created_at")),
                 read: seq <= readSeq, actorId: try r.string("actor_id"), post: post,
                 followState: type == .follow ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)

@@ -173,8 +173,8 @@ public enum Notifications {
         public var id: String
         /// Strictly increasing per recipient.
         public var seq: Int64
-        /// `like`, `follow`, `comment`, `tag` or `post`.
-        public var type: String
+        /// `like`, `follow`, `comment`, `tag` or `post` (`.unknown` from a newer peer).
+        public var type: NotificationKind
         /// What the text needs besides the actor: the post type (`photo`, `video`) of a `like`,
         /// the comment's text of a `comment`; nil otherwise.
         public var detail: String?
@@ -185,7 +185,7 @@ public enum Notifications {
         /// Set for `follow`: the recipient's current relation to the actor.
         public var followState: FollowState?
         public init(
-            id: String, seq: Int64, type: String, detail: String?, createdAt: String, read: Bool, actorId: String,
+            id: String, seq: Int64, type: NotificationKind, detail: String?, createdAt: String, read: Bool, actorId: String,
             post: PostRef?, followState: FollowState?
         ) {
             self.id = id
@@ -378,16 +378,17 @@ public enum NotificationRouting {
 public enum NotificationText {
     /// `<username> <what happened>`: `liked your photo.` / `liked your video.` (detail = post
     /// type), `started following you.`, `commented: <text>` (detail = the comment),
-    /// `tagged you in a post.`, `shared a new post.`.
-    public static func render(type: String, actorUsername: String, detail: String?) -> String {
+    /// `tagged you in a post.`, `shared a new post.`; a kind from a newer peer that this build
+    /// cannot word: `sent you a notification.`.
+    public static func render(type: NotificationKind, actorUsername: String, detail: String?) -> String {
         let what: String
         switch type {
-        case "like": what = "liked your \(detail == "video" ? "video" : "photo")."
-        case "follow": what = "started following you."
-        case "comment": what = "commented: \(detail ?? "")"
-        case "tag": what = "tagged you in a post."
-        case "post": what = "shared a new post."
-        default: what = type
+        case .like: what = "liked your \(detail == "video" ? "video" : "photo")."
+        case .follow: what = "started following you."
+        case .comment: what = "commented: \(detail ?? "")"
+        case .tag: what = "tagged you in a post."
+        case .post: what = "shared a new post."
+        case .unknown: what = "sent you a notification."
         }
         return "\(actorUsername) \(what)"
     }

@@ -67,7 +67,7 @@ struct FollowStoreTests {
         try await follow(alice, bob, notifyPosts: true)
         let notifications = SQLiteNotificationStore(database: database)
         let list = try await notifications.list(recipientId: bob.id, page: .init())
-        #expect(list.items.map(\.type) == ["follow"])
+        #expect(list.items.map(\.type.wire) == ["follow"])
         #expect(list.items.map(\.actorId) == [alice.id])
         #expect(list.items.first?.seq == 1)
         #expect(try await notifications.list(recipientId: alice.id, page: .init()).items.isEmpty)

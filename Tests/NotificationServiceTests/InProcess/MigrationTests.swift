@@ -64,7 +64,7 @@ struct MigrationTests {
         let list = try await store.list(recipientId: "u-owner", page: .init(limit: 100))
         #expect(list.items.map(\.seq) == (1...old.count).reversed().map { Int64($0) })
         #expect(list.items.reversed().map(\.detail) == old.map(\.detail))
-        #expect(list.items.reversed().map(\.type) == old.map(\.type))
+        #expect(list.items.reversed().map(\.type.wire) == old.map(\.type))
         #expect(list.unreadCount == old.count - 2)
         // Rendered with the same usernames, the texts are what was stored.
         let names = ["u-alice": "alice", "u-bob": "bob", "u-gone": "someone", "u-commented": "commented"]

@@ -48,7 +48,7 @@ struct ServiceProcessTests {
         try await h.waitForEvents(of: h.profile)
         let again = try await h.notifications(owner)
         #expect(again.items.map(\.seq) == [4, 3, 2, 1])  // seq 4: late's follow
-        #expect(again.items.map(\.type) == ["follow", "like", "like", "like"])
+        #expect(again.items.map(\.type.wire) == ["follow", "like", "like", "like"])
     }
 
     @Test func aFanOutUnderWayWhenTheServiceStoppedCompletesAfterItRestarts() async throws {
@@ -91,7 +91,7 @@ struct ServiceProcessTests {
         }
         try await forEach(notified) { fan in
             let items = try await h.since(fan, after: 0).items
-            #expect(items.map(\.type) == ["post"], "\(fan.username)")
+            #expect(items.map(\.type.wire) == ["post"], "\(fan.username)")
             #expect(items.first?.post?.id == "big" && items.first?.actorId == star.id, "\(fan.username)")
         }
         try await forEach(quiet) { fan in
@@ -137,7 +137,7 @@ struct ServiceProcessTests {
         }
         #expect(messages.allSatisfy { $0.topic == topic })
         let events = try messages.map { try WireJSON.decode(Notifications.Notification.self, from: $0.payload) }
-        #expect(events.map(\.type) == ["follow", "like"])
+        #expect(events.map(\.type.wire) == ["follow", "like"])
         #expect(events.map(\.seq) == [1, 2])
         #expect(events.map(\.actorId) == [alice.id, alice.id])
         #expect(events.map(\.detail) == [nil, "video"])
