@@ -7,12 +7,12 @@ import TestSupport
 ///
 /// Starts the real NotificationService against in-process fake AuthService and ProfileService
 /// producers (users arrive as `auth.user.registered` events, so no argon2 cost) and prints:
-/// follows per second (`graph.follow` RPCs, each also storing a follow notification),
+/// follows per second (`notification.follow` RPCs, each also storing a follow notification),
 /// notifications written per second (from a burst of `profile.post.liked` events), and the time
 /// to fan one post out to `--small` (10,000) and `--followers` (100,000) followers with
 /// notifyPosts, measured from the `profile.post.created` commit to the last
 /// notification received on the service's delivery socket (subscribed to every recipient), with the worst latency of a
-/// `graph.header` request answered meanwhile.
+/// `notification.header` request answered meanwhile.
 enum NotificationBenchmark {
     /// Prints one line unbuffered (so figures show at once, also through a pipe).
     static func say(_ line: String) {
@@ -67,7 +67,7 @@ enum NotificationBenchmark {
         }
         let users = names.map { Identity(id: "u-\($0)", username: $0, email: "", version: 1) }
         while (try? await client.call(
-            Graph.Header.self, .init(viewerId: starBig.id, username: names.last!))) == nil
+            Notifications.Header.self, .init(viewerId: starBig.id, username: names.last!))) == nil
         {
             try await Task.sleep(for: .milliseconds(50))
         }
@@ -88,7 +88,7 @@ enum NotificationBenchmark {
                             let i = next.value.add(1, ordering: .relaxed).oldValue
                             guard i < end else { return }
                             _ = try await client.call(
-                                Graph.Follow.self,
+                                Notifications.Follow.self,
                                 .init(followerId: followers[i].id, username: star.username, notifyPosts: true),
                                 timeoutMs: 30_000)
                         }
@@ -106,7 +106,7 @@ enum NotificationBenchmark {
                 format: "follows:                 %.0f /s  (%d follows in %.2f s)", follows, small + big,
                 smallSeconds + bigSeconds))
         let header = try await client.call(
-            Graph.Header.self, .init(viewerId: starBig.id, username: starBig.username))
+            Notifications.Header.self, .init(viewerId: starBig.id, username: starBig.username))
         say("star.big followers:      \(header.followers)")
 
         // Count delivered notifications from now on: one subscriber to every recipient's topic
@@ -166,7 +166,7 @@ enum NotificationBenchmark {
                 var n = 0
                 while probing.value.load(ordering: .relaxed) == 1 {
                     let start = Timestamp.nowMs()
-                    _ = try? await client.call(Graph.Header.self, .init(viewerId: star.id, username: "user1"))
+                    _ = try? await client.call(Notifications.Header.self, .init(viewerId: star.id, username: "user1"))
                     worst = max(worst, Timestamp.nowMs() - start)
                     n += 1
                     try? await Task.sleep(for: .milliseconds(5))

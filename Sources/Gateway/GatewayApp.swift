@@ -27,26 +27,27 @@ enum GatewayApp {
             func backend(_ service: ServiceDescription) throws -> Backend {
                 Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
             }
-            let backends = Backends(auth: try backend(.auth), profile: try backend(.profile), graph: try backend(.notification))
+            let backends = Backends(
+                auth: try backend(.auth), profile: try backend(.profile), notification: try backend(.notification))
             let hub = StreamHub(
                 metrics: metrics, capacity: config.maxStreams, perUser: config.maxStreamsPerUser,
                 perAddress: config.maxStreamsPerAddress, unlimitedAddresses: config.trustedProxies)
             let tokens = TokenCache(ttlMs: Int64(config.tokenCacheSeconds) * 1000)
             let sessions = SessionControl(tokens: tokens, hub: hub)
             let users = UserLookup(profile: backends.profile)
-            let live = LiveNotifications(graph: backends.graph, users: users, metrics: metrics, logger: logger)
+            let live = LiveNotifications(notification: backends.notification, users: users, metrics: metrics, logger: logger)
             hub.setOnRemove { live.detach($0) }
             let clientAddress = ClientAddress(trustedProxies: config.trustedProxies)
             let controllers: [any Controller] = [
                 AuthController(
                     auth: backends.auth, profile: backends.profile, sessions: sessions, clientAddress: clientAddress,
                     passwordTimeoutMs: config.passwordTimeoutMs),
-                UsersController(profile: backends.profile, graph: backends.graph, users: users),
-                PostsController(profile: backends.profile, graph: backends.graph),
+                UsersController(profile: backends.profile, notification: backends.notification, users: users),
+                PostsController(profile: backends.profile, notification: backends.notification),
                 SettingsController(profile: backends.profile),
                 MediaController(profile: backends.profile),
                 NotificationsController(
-                    graph: backends.graph, users: users, hub: hub, live: live, logger: logger,
+                    notification: backends.notification, users: users, hub: hub, live: live, logger: logger,
                     streamBufferBytes: config.streamBufferBytes),
                 OpsController(backends: backends, metrics: metrics),
             ]

@@ -23,7 +23,7 @@ let usage = """
       --follows-per-user D    mean out-degree of the power-law graph (default 10; 0 skips it)
       --register-via import|http  how setup creates users and follows (default import):
                               import = auth.import_users (5,000 users a request, one argon2id
-                              hash for all) and graph.import_follows (no follow notifications)
+                              hash for all) and notification.import_follows (no follow notifications)
                               over ZeroMQ, at AUTH_RPC_ENDPOINT, PROFILE_RPC_ENDPOINT and
                               NOTIFICATION_RPC_ENDPOINT (default tcp://127.0.0.1:5551/5553/5555;
                               CURVE_* as for the services); http = one POST /v1/auth/register

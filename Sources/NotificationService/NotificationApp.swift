@@ -2,7 +2,7 @@ import Shared
 
 /// NotificationService: the follow graph and notifications; applies AuthService's events (its
 /// identity replica) and ProfileService's (likes, comments, tags, new posts); publishes
-/// `graph.*` events on its PUB socket and each notification, routed by recipient, on its
+/// `notification.*` events on its PUB socket and each notification, routed by recipient, on its
 /// delivery socket (`ServiceDescription.notification`: `NOTIFICATION_*` variables, ports
 /// 5555 / 5556 / 5557).
 struct NotificationApp: ServiceApp {

@@ -1,5 +1,5 @@
 import Foundation
 import Shared
 
-// NotificationService: the follow graph and notifications (see `Graph` in Shared).
+// NotificationService: the follow graph and notifications (see `Notifications` in Shared).
 exit(await ServiceRunner.run(NotificationApp.self))

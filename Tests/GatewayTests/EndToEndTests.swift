@@ -243,7 +243,7 @@ struct EndToEndTests {
         var head: Int64 = 0
         while head < 2 && Timestamp.nowMs() < deadline {
             head =
-                (try? await graph.call(Graph.NotificationsSince.self, .init(recipientId: aId, afterSeq: 0, limit: 10)))?
+                (try? await graph.call(Notifications.NotificationsSince.self, .init(recipientId: aId, afterSeq: 0, limit: 10)))?
                 .headSeq ?? 0
             if head < 2 { try await Task.sleep(for: .milliseconds(20)) }
         }

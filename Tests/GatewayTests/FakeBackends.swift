@@ -14,11 +14,11 @@ final class FakeBackends: Sendable {
         /// token → (userId, sessionId)
         var tokens: [String: (String, String)] = [:]
         var revoked: Set<String> = []
-        var notifications: [String: [Graph.Notification]] = [:]
+        var notifications: [String: [Notifications.Notification]] = [:]
         var calls: [String: Int] = [:]
         /// Recipient keys (the delivery topics), by user id.
         var keys: [String: Int64] = [:]
-        /// A notification to store (not deliver) while answering the next `notify.stream_start`
+        /// A notification to store (not deliver) while answering the next `notification.stream_start`
         /// for this user id, after reading the head it answers with.
         var raceOnStreamStart: [String: String] = [:]
         /// `profile.users_by_ids` answers 503 (ProfileService unreachable) while set.
@@ -106,14 +106,15 @@ final class FakeBackends: Sendable {
 
     /// Stores the next notification of `recipient` (in `s`). - Returns: it and its recipient key.
     private static func store(
-        _ s: inout State, _ recipient: String, from actor: String, type: String
-    ) -> (Int64, Graph.Notification) {
+        _ s: inout State, _ recipient: String, from actor: String, type: NotificationKind
+    ) -> (Int64, Notifications.Notification) {
         let seq = Int64((s.notifications["u-\(recipient)"]?.count ?? 0) + 1)
-        let post = type == "follow" ? nil : Graph.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
-        let n = Graph.Notification(
-            id: "n-\(recipient)-\(seq)", seq: seq, type: type, detail: type == "like" ? "photo" : nil,
+        let post =
+            type == .follow ? nil : Notifications.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
+        let n = Notifications.Notification(
+            id: "n-\(recipient)-\(seq)", seq: seq, type: type, detail: type == .like ? "photo" : nil,
             createdAt: Timestamp.now(), read: false, actorId: "u-\(actor)", post: post,
-            followState: type == "follow" ? .notFollowing : nil)
+            followState: type == .follow ? .notFollowing : nil)
         s.notifications["u-\(recipient)", default: []].append(n)
         return (key(&s, "u-\(recipient)"), n)
     }
@@ -121,7 +122,7 @@ final class FakeBackends: Sendable {
     /// Stores a notification for `recipient` and, unless `deliver` is false (a message the
     /// transport lost), publishes it on the delivery socket. - Returns: its seq.
     @discardableResult
-    func notify(_ recipient: String, from actor: String, type: String = "like", deliver: Bool = true) async throws
+    func notify(_ recipient: String, from actor: String, type: NotificationKind = .like, deliver: Bool = true) async throws
         -> Int64
     {
         let (key, n) = state.withLock { Self.store(&$0, recipient, from: actor, type: type) }
@@ -132,14 +133,14 @@ final class FakeBackends: Sendable {
     /// Makes ProfileService's user lookups fail (503) or answer again.
     func setProfileDown(_ down: Bool) { state.withLock { $0.profileDown = down } }
 
-    /// Makes the next `notify.stream_start` for `recipient` store a notification from `actor`
+    /// Makes the next `notification.stream_start` for `recipient` store a notification from `actor`
     /// right after it reads the head it answers with, without delivering it: a notification that
     /// races the gateway's subscription.
     func raceNextStreamStart(_ recipient: String, from actor: String) {
         state.withLock { $0.raceOnStreamStart["u-\(recipient)"] = actor }
     }
 
-    private func publish(_ items: [(Int64, Graph.Notification)]) {
+    private func publish(_ items: [(Int64, Notifications.Notification)]) {
         let messages = items.compactMap { key, n in
             (try? WireJSON.encode(n)).map { TopicMessage(topic: NotificationRouting.topic(recipientKey: key), payload: $0) }
         }
@@ -154,7 +155,7 @@ final class FakeBackends: Sendable {
     /// Stores one like notification per (recipient, actor) pair and publishes them together, in
     /// order.
     func notifyBurst(_ pairs: [(recipient: String, actor: String)]) async throws {
-        let batch = state.withLock { s in pairs.map { Self.store(&s, $0.recipient, from: $0.actor, type: "like") } }
+        let batch = state.withLock { s in pairs.map { Self.store(&s, $0.recipient, from: $0.actor, type: .like) } }
         publish(batch)
     }
 
@@ -233,39 +234,39 @@ final class FakeBackends: Sendable {
     }
 
     private func registerNotification() {
-        notification.on(Graph.StreamStart.self) { [self] req, _ in
-            count(Graph.StreamStart.type)
+        notification.on(Notifications.StreamStart.self) { [self] req, _ in
+            count(Notifications.StreamStart.type)
             return state.withLock { s in
                 let key = Self.key(&s, req.recipientId)
                 let head = s.notifications[req.recipientId]?.last?.seq ?? 0
                 if let actor = s.raceOnStreamStart.removeValue(forKey: req.recipientId) {
-                    _ = Self.store(&s, String(req.recipientId.dropFirst(2)), from: actor, type: "like")
+                    _ = Self.store(&s, String(req.recipientId.dropFirst(2)), from: actor, type: .like)
                 }
                 return .init(recipientKey: key, headSeq: head)
             }
         }
-        notification.on(Graph.Heads.self) { [self] req, _ in
-            count(Graph.Heads.type)
+        notification.on(Notifications.Heads.self) { [self] req, _ in
+            count(Notifications.Heads.type)
             return state.withLock { s in
                 let byKey = Dictionary(uniqueKeysWithValues: s.keys.map { ($0.value, $0.key) })
                 return .init(heads: req.recipientKeys.map { k in byKey[k].flatMap { s.notifications[$0]?.last?.seq } ?? 0 })
             }
         }
-        notification.on(Graph.Header.self) { [self] req, _ in
-            count(Graph.Header.type)
+        notification.on(Notifications.Header.self) { [self] req, _ in
+            count(Notifications.Header.type)
             return .init(
                 userId: "u-\(req.username)", followers: 5, following: 7,
                 followState: req.viewerId == "u-\(req.username)" ? .self : .following)
         }
-        notification.on(Graph.NotificationsSince.self) { [self] req, _ in
+        notification.on(Notifications.NotificationsSince.self) { [self] req, _ in
             let all = state.withLock { $0.notifications[req.recipientId] ?? [] }
-            defer { count(Graph.NotificationsSince.type) }  // counted once the answer is fixed
+            defer { count(Notifications.NotificationsSince.type) }  // counted once the answer is fixed
             return .init(
                 items: Array(all.filter { $0.seq > req.afterSeq }.prefix(req.limit)),
                 headSeq: all.last?.seq ?? 0)
         }
-        notification.on(Graph.ListNotifications.self) { [self] req, _ in
-            count(Graph.ListNotifications.type)
+        notification.on(Notifications.ListNotifications.self) { [self] req, _ in
+            count(Notifications.ListNotifications.type)
             let all = state.withLock { $0.notifications[req.recipientId] ?? [] }
             return .init(
                 items: Array(all.reversed().prefix(req.page.limit)), nextCursor: nil, unreadCount: all.count

@@ -12,8 +12,8 @@ import Testing
         let alice = h.fakes.addUser("alice")
         h.fakes.addUser("bob")
         let stream = try SSEClient(port: h.port, token: alice, lastEventId: "0")
-        try await h.fakes.notify("alice", from: "bob", type: "like")
-        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        try await h.fakes.notify("alice", from: "bob", type: .like)
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
         #expect(await stream.waitFor(count: 2))
         #expect(stream.status == 200)
         let events = stream.events
@@ -91,7 +91,7 @@ import Testing
         #expect(await stream.waitFor(count: 1))
         h.fakes.setProfileDown(true)
         // bob was seen: his last known profile is used.
-        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
         #expect(await stream.waitFor(count: 2))
         #expect((stream.events.last?.json["actor"] as? [String: Any])?["username"] as? String == "bob")
         // carol never was: her notification waits (and bob's after it, in order) until
@@ -115,14 +115,14 @@ import Testing
     }
 
     /// Waits until the gateway has read `alice`'s notifications after the publisher's welcome
-    /// (the first `notify.since` of a live-only stream): from then on, what it did not read
+    /// (the first `notification.since` of a live-only stream): from then on, what it did not read
     /// reaches it only by subscription or by a repair.
     func waitUntilLive(_ h: GatewayHarness) async throws {
         let deadline = Timestamp.nowMs() + 60_000
-        while h.fakes.calls(Graph.NotificationsSince.type) < 1 && Timestamp.nowMs() < deadline {
+        while h.fakes.calls(Notifications.NotificationsSince.type) < 1 && Timestamp.nowMs() < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }
-        #expect(h.fakes.calls(Graph.NotificationsSince.type) >= 1)
+        #expect(h.fakes.calls(Notifications.NotificationsSince.type) >= 1)
     }
 
     /// A message lost in transit (a high-water mark, a reconnect) shows as a gap in seq: the
@@ -138,7 +138,7 @@ import Testing
         try await waitUntilLive(h)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 1))
-        try await h.fakes.notify("alice", from: "bob", type: "follow", deliver: false)
+        try await h.fakes.notify("alice", from: "bob", type: .follow, deliver: false)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 3))
         #expect(stream.events.map(\.id) == ["1", "2", "3"])
@@ -159,11 +159,11 @@ import Testing
         try await waitUntilLive(h)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await stream.waitFor(count: 1))
-        try await h.fakes.notify("alice", from: "bob", type: "follow", deliver: false)
+        try await h.fakes.notify("alice", from: "bob", type: .follow, deliver: false)
         #expect(await stream.waitFor(count: 2))
         #expect(stream.events.map(\.id) == ["1", "2"])
         #expect(try await repairs(h, "head_behind") >= 1)
-        #expect(h.fakes.calls(Graph.Heads.type) >= 1)
+        #expect(h.fakes.calls(Notifications.Heads.type) >= 1)
         stream.close()
     }
 
@@ -180,7 +180,7 @@ import Testing
         h.fakes.raceNextStreamStart("alice", from: "bob")  // seq 2, never published
         let stream = try SSEClient(port: h.port, token: alice)
         #expect(await stream.waitFor(count: 1))
-        try await h.fakes.notify("alice", from: "bob", type: "follow")  // seq 3, published
+        try await h.fakes.notify("alice", from: "bob", type: .follow)  // seq 3, published
         #expect(await stream.waitFor(count: 2))
         #expect(stream.events.map(\.id) == ["2", "3"])
         stream.close()
@@ -197,7 +197,7 @@ import Testing
         let second = try SSEClient(port: h.port, token: alice)
         #expect(await first.waitUntilOpen())
         #expect(await second.waitUntilOpen())
-        #expect(h.fakes.calls(Graph.StreamStart.type) == 1)
+        #expect(h.fakes.calls(Notifications.StreamStart.type) == 1)
         try await h.fakes.notify("alice", from: "bob")
         #expect(await first.waitFor(count: 1))
         #expect(await second.waitFor(count: 1))
@@ -206,10 +206,10 @@ import Testing
         try await waitUntilMetric(h, "stream_channels 0")
         let third = try SSEClient(port: h.port, token: alice)
         #expect(await third.waitUntilOpen())
-        try await h.fakes.notify("alice", from: "bob", type: "follow")
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
         #expect(await third.waitFor(count: 1))
         #expect(third.events.map(\.id) == ["2"])
-        #expect(h.fakes.calls(Graph.StreamStart.type) == 2)
+        #expect(h.fakes.calls(Notifications.StreamStart.type) == 2)
         third.close()
     }
 
@@ -282,7 +282,7 @@ import Testing
         h.fakes.addUser("bob")
         h.fakes.addUser("carol")
         try await h.fakes.notify("alice", from: "bob")
-        try await h.fakes.notify("alice", from: "carol", type: "follow")
+        try await h.fakes.notify("alice", from: "carol", type: .follow)
         try await h.fakes.notify("alice", from: "ghost")  // unknown actor: left out
         let before = h.fakes.calls(Profile.UsersByIds.type)
         let r = try await h.request("GET", "/v1/notifications?limit=10", token: alice)

@@ -17,10 +17,10 @@ struct GoldenJSONTests {
 
     @Test func replyWithBodyAndReplyWithError() throws {
         let ok = ReplyEnvelope(
-            id: "c1", type: "graph.unfollow", body: Graph.Unfollow.Reply(followState: .notFollowing), error: nil)
+            id: "c1", type: "notification.unfollow", body: Notifications.Unfollow.Reply(followState: .notFollowing), error: nil)
         #expect(
             String(decoding: try WireJSON.encode(ok), as: UTF8.self)
-                == #"{"body":{"followState":"not_following"},"id":"c1","type":"graph.unfollow","v":1}"#)
+                == #"{"body":{"followState":"not_following"},"id":"c1","type":"notification.unfollow","v":1}"#)
         let failed = ReplyEnvelope<Empty>(
             id: "c2", type: "auth.register", body: nil,
             error: .validation(
@@ -57,15 +57,17 @@ struct GoldenJSONTests {
     }
 
     @Test func eventEnvelopeAndOutboxAgree() throws {
-        let body = Graph.FollowChanged(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false)
+        let body = Notifications.FollowChanged(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false)
         let typed = EventEnvelope(
-            producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body)
+            producer: "notification", seq: 7, type: Notifications.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: body
+        )
         let expected =
-            #"{"body":{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"graph.follow.changed","v":1}"#
+            #"{"body":{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false},"producer":"notification","seq":7,"time":"2026-11-29T18:04:50.123Z","type":"notification.follow.changed","v":1}"#
         #expect(String(decoding: try WireJSON.encode(typed), as: UTF8.self) == expected)
         let bodyJSON = String(decoding: try WireJSON.encode(body), as: UTF8.self)
         let built = Outbox.envelope(
-            producer: "notification", seq: 7, type: Graph.FollowChanged.type, time: "2026-11-29T18:04:50.123Z", body: bodyJSON)
+            producer: "notification", seq: 7, type: Notifications.FollowChanged.type, time: "2026-11-29T18:04:50.123Z",
+            body: bodyJSON)
         #expect(String(decoding: built, as: UTF8.self) == expected)
     }
 
@@ -77,9 +79,9 @@ struct GoldenJSONTests {
         let reply = try WireJSON.decode(ReplyEnvelope<Empty>.self, from: Array(sorted.utf8))
         #expect(reply.error?.fields == [FieldError(field: "email", code: "invalid_email", message: "m")])
         let event = try WireJSON.decode(
-            EventEnvelope<Graph.FollowChanged>.self,
+            EventEnvelope<Notifications.FollowChanged>.self,
             from: Array(
-                #"{"v":1,"type":"graph.follow.changed","time":"t","seq":7,"producer":"notification","body":{"notifyPosts":false,"following":true,"followerId":"u1","followeeId":"u2"}}"#
+                #"{"v":1,"type":"notification.follow.changed","time":"t","seq":7,"producer":"notification","body":{"notifyPosts":false,"following":true,"followerId":"u1","followeeId":"u2"}}"#
                     .utf8))
         #expect(event.body.followerId == "u1" && event.seq == 7)
     }
@@ -110,7 +112,7 @@ struct GoldenJSONTests {
         let tricky = #"{"text":"a \",\"producer\":\"x\",\"seq\":9 b","n":1}"#
         for body in [#"{"n":1}"#, tricky, #"{"inner":{"producer":"p","seq":3,"type":"t"}}"#] {
             let envelope = Outbox.envelope(
-                producer: "notification", seq: 123_456, type: "notify.created", time: "2026-12-01T02:00:00.000Z",
+                producer: "notification", seq: 123_456, type: "notification.created", time: "2026-12-01T02:00:00.000Z",
                 body: body)
             let decoded = try WireJSON.decode(EventHeader.self, from: envelope)
             #expect(EventHeader.peek(envelope) == decoded)
@@ -121,7 +123,7 @@ struct GoldenJSONTests {
         #expect(EventHeader.peek(Array("not json".utf8)) == nil)
     }
 
-    /// The bulk imports: `auth.import_users` and `graph.import_follows`, and their events.
+    /// The bulk imports: `auth.import_users` and `notification.import_follows`, and their events.
     @Test func importMessages() throws {
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
         let hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
@@ -143,13 +145,13 @@ struct GoldenJSONTests {
                 == #"{"identities":[{"email":"alice@example.com","id":"u1","username":"alice","version":1}]}"#)
         #expect(Auth.UsersImported.type == "auth.users.imported")
         #expect(
-            try json(Graph.ImportFollows.Request(followeeId: "u0", followerIds: ["u1", "u2"], notifyPosts: true))
+            try json(Notifications.ImportFollows.Request(followeeId: "u0", followerIds: ["u1", "u2"], notifyPosts: true))
                 == #"{"followeeId":"u0","followerIds":["u1","u2"],"notifyPosts":true}"#)
-        #expect(Graph.ImportFollows.type == "graph.import_follows")
-        #expect(try json(Graph.ImportFollows.Reply(created: 2)) == #"{"created":2}"#)
+        #expect(Notifications.ImportFollows.type == "notification.import_follows")
+        #expect(try json(Notifications.ImportFollows.Reply(created: 2)) == #"{"created":2}"#)
         #expect(
-            try json(Graph.FollowsImported(followeeId: "u0", followerIds: ["u1"], notifyPosts: false))
+            try json(Notifications.FollowsImported(followeeId: "u0", followerIds: ["u1"], notifyPosts: false))
                 == #"{"followeeId":"u0","followerIds":["u1"],"notifyPosts":false}"#)
-        #expect(Graph.FollowsImported.type == "graph.follows.imported")
+        #expect(Notifications.FollowsImported.type == "notification.follows.imported")
     }
 }

@@ -140,14 +140,14 @@ struct RoutedDeliveryTests {
 
     @Test func deliveryMessagesAreGolden() throws {
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
-        #expect(Graph.StreamStart.type == "notify.stream_start")
-        #expect(try json(Graph.StreamStart.Request(recipientId: "u1")) == #"{"recipientId":"u1"}"#)
-        #expect(try json(Graph.StreamStart.Reply(recipientKey: 42, headSeq: 7)) == #"{"headSeq":7,"recipientKey":42}"#)
-        #expect(Graph.Heads.type == "notify.heads")
-        #expect(try json(Graph.Heads.Request(recipientKeys: [42, 43])) == #"{"recipientKeys":[42,43]}"#)
-        #expect(try json(Graph.Heads.Reply(heads: [7, 0])) == #"{"heads":[7,0]}"#)
-        let n = Graph.Notification(
-            id: "42-7", seq: 7, type: "post", detail: nil, createdAt: "2026-11-30T12:00:00.000Z", read: false,
+        #expect(Notifications.StreamStart.type == "notification.stream_start")
+        #expect(try json(Notifications.StreamStart.Request(recipientId: "u1")) == #"{"recipientId":"u1"}"#)
+        #expect(try json(Notifications.StreamStart.Reply(recipientKey: 42, headSeq: 7)) == #"{"headSeq":7,"recipientKey":42}"#)
+        #expect(Notifications.Heads.type == "notification.heads")
+        #expect(try json(Notifications.Heads.Request(recipientKeys: [42, 43])) == #"{"recipientKeys":[42,43]}"#)
+        #expect(try json(Notifications.Heads.Reply(heads: [7, 0])) == #"{"heads":[7,0]}"#)
+        let n = Notifications.Notification(
+            id: "42-7", seq: 7, type: .post, detail: nil, createdAt: "2026-11-30T12:00:00.000Z", read: false,
             actorId: "u2", post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), followState: nil)
         #expect(
             try json(n)

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import Testing
 
@@ -34,6 +35,65 @@ struct SQLiteTests {
         try Migrator.migrate(c, legacy + [Migration("a.2", "ALTER TABLE a ADD COLUMN y TEXT")], legacy: legacy)
         try c.query("INSERT INTO a(x, y) VALUES (1, 'y')")
         #expect(try c.scalar("SELECT COUNT(*) FROM schema_migrations") == 2)
+    }
+
+    /// The same id twice is refused before anything runs.
+    @Test func aDuplicateMigrationIdIsRefused() throws {
+        let c = try SQLiteConnection(path: temporaryPath())
+        let twice = [
+            Migration("a.1", "CREATE TABLE a(x INTEGER)"), Migration("a.2", "CREATE TABLE b(x INTEGER)"),
+            Migration("a.1", "CREATE TABLE c(x INTEGER)"),
+        ]
+        #expect(throws: MigrationError.duplicateId("a.1")) { try Migrator.migrate(c, twice) }
+        #expect(try !c.exists("SELECT 1 FROM sqlite_master WHERE name = 'a'"))
+        #expect(throws: Never.self) { try Migrator.validate(Array(twice.prefix(2))) }
+    }
+
+    /// A database a newer build migrated (it records a migration this code does not list) is
+    /// refused, named, and left as it was.
+    @Test func aMigrationFromANewerBuildIsReported() throws {
+        let path = temporaryPath()
+        let old = [Migration("a.1", "CREATE TABLE a(x INTEGER)")]
+        do {
+            let c = try SQLiteConnection(path: path)
+            try Migrator.migrate(c, old + [Migration("a.2", "CREATE TABLE b(x INTEGER)"), Migration("a.3", "SELECT 1")])
+        }
+        let c = try SQLiteConnection(path: path)
+        #expect(throws: MigrationError.unknownApplied(["a.2", "a.3"])) {
+            try Migrator.migrate(c, old + [Migration("a.4", "CREATE TABLE d(x INTEGER)")])
+        }
+        #expect(try !c.exists("SELECT 1 FROM sqlite_master WHERE name = 'd'"))
+    }
+
+    /// The named result codes are SQLite's own numbers (sqlite3.h), primary and extended.
+    @Test func resultCodesAreSQLitesConstants() {
+        let pinned: [(SQLiteResultCode, Int32)] = [
+            (.ok, SQLITE_OK), (.error, SQLITE_ERROR), (.internal, SQLITE_INTERNAL), (.perm, SQLITE_PERM),
+            (.abort, SQLITE_ABORT), (.busy, SQLITE_BUSY), (.locked, SQLITE_LOCKED), (.noMemory, SQLITE_NOMEM),
+            (.readOnly, SQLITE_READONLY), (.interrupt, SQLITE_INTERRUPT), (.ioError, SQLITE_IOERR),
+            (.corrupt, SQLITE_CORRUPT), (.full, SQLITE_FULL), (.cantOpen, SQLITE_CANTOPEN), (.schema, SQLITE_SCHEMA),
+            (.tooBig, SQLITE_TOOBIG), (.constraint, SQLITE_CONSTRAINT), (.mismatch, SQLITE_MISMATCH),
+            (.misuse, SQLITE_MISUSE), (.range, SQLITE_RANGE), (.row, SQLITE_ROW), (.done, SQLITE_DONE),
+            (.busySnapshot, CSQLITE_BUSY_SNAPSHOT), (.constraintCheck, CSQLITE_CONSTRAINT_CHECK),
+            (.constraintForeignKey, CSQLITE_CONSTRAINT_FOREIGNKEY), (.constraintNotNull, CSQLITE_CONSTRAINT_NOTNULL),
+            (.constraintPrimaryKey, CSQLITE_CONSTRAINT_PRIMARYKEY), (.constraintUnique, CSQLITE_CONSTRAINT_UNIQUE),
+        ]
+        for (code, constant) in pinned { #expect(code.rawValue == constant, "\(code)") }
+        #expect(SQLiteResultCode.constraintUnique.primary == .constraint)
+        #expect(SQLiteResultCode.busySnapshot.primary == .busy)
+    }
+
+    /// A PRIMARY KEY violation is named as one (and is a unique violation).
+    @Test func aPrimaryKeyViolationIsNamed() throws {
+        let c = try SQLiteConnection(path: temporaryPath())
+        try c.execute("CREATE TABLE k(id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
+        try c.query("INSERT INTO k(id, v) VALUES (1, 'a')")
+        #expect {
+            try c.query("INSERT INTO k(id, v) VALUES (1, 'b')")
+        } throws: { ($0 as? SQLiteError)?.code == .constraintPrimaryKey && ($0 as? SQLiteError)?.isUniqueViolation == true }
+        #expect {
+            try c.query("INSERT INTO k(id, v) VALUES (2, NULL)")
+        } throws: { ($0 as? SQLiteError)?.code == .constraintNotNull }
     }
 
     @Test func rowsAreReadByNameAndNullIsNeverAValue() throws {

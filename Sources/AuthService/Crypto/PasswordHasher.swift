@@ -83,12 +83,12 @@ final class PasswordHasher: Sendable {
         guard admitted else {
             let seconds = max(1, Int((expectedWaitMs.withLock { $0 } / 1000).rounded(.up)))
             throw ServiceError(
-                code: "busy", message: "too many password checks in progress", status: 503, retryAfter: seconds)
+                .busy, message: "too many password checks in progress", status: 503, retryAfter: seconds)
         }
         guard Timestamp.nowMs() < deadline else {
             await slots.release()
             throw ServiceError(
-                code: "deadline_exceeded", message: "deadline passed while waiting to hash", status: 504)
+                .deadlineExceeded, message: "deadline passed while waiting to hash", status: 504)
         }
         let started = Timestamp.nowMs()
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in

@@ -25,12 +25,12 @@ struct ImportHandlers: Sendable {
             let message = "1 to \(limit) users per request (got \(request.users.count))"
             throw ServiceError.badRequest(
                 "invalid_request", message,
-                fields: [FieldError(field: "users", code: "invalid_request", message: message)])
+                fields: [FieldError(field: "users", .invalidRequest, message: message)])
         }
         if let problem = PasswordHashPolicy.problem(request.passwordHash) {
             throw ServiceError.badRequest(
                 "invalid_password_hash", "passwordHash: \(problem)",
-                fields: [FieldError(field: "passwordHash", code: "invalid_password_hash", message: problem)])
+                fields: [FieldError(field: "passwordHash", .invalidPasswordHash, message: problem)])
         }
         var users: [Auth.ImportUsers.User] = []
         users.reserveCapacity(request.users.count)
@@ -45,7 +45,7 @@ struct ImportHandlers: Sendable {
             } else if let j = firstWithUsername[username] {
                 errors.append(
                     FieldError(
-                        field: "users[\(i)].username", code: "duplicate_username",
+                        field: "users[\(i)].username", .duplicateUsername,
                         message: "the same username as users[\(j)]"))
             } else {
                 firstWithUsername[username] = i
@@ -54,7 +54,7 @@ struct ImportHandlers: Sendable {
                 errors.append(FieldError(field: "users[\(i)].email", code: e.code, message: e.message))
             } else if let j = firstWithEmail[email] {
                 errors.append(
-                    FieldError(field: "users[\(i)].email", code: "duplicate_email", message: "the same email as users[\(j)]"))
+                    FieldError(field: "users[\(i)].email", .duplicateEmail, message: "the same email as users[\(j)]"))
             } else {
                 firstWithEmail[email] = i
             }

@@ -10,8 +10,8 @@ struct SessionHandlers: Sendable {
     let sessionTTLMs: Int64
     let clock: Clock
 
-    static let invalidToken = ServiceError.unauthorized("invalid_token", "the token is unknown, expired or revoked")
-    static let invalidCredentials = ServiceError.unauthorized("invalid_credentials", "wrong login or password")
+    static let invalidToken = ServiceError.unauthorized(.invalidToken, "the token is unknown, expired or revoked")
+    static let invalidCredentials = ServiceError.unauthorized(.invalidCredentials, "wrong login or password")
 
     func register(on host: ServiceHost) {
         host.on(Auth.Login.self) { request, context in try await login(request, context) }

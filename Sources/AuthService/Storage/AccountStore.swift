@@ -75,10 +75,10 @@ struct SQLiteAccountStore: AccountStore {
         var fields: [FieldError] = []
         let other = excluding ?? ""
         if let email, try c.exists("SELECT 1 FROM users WHERE email = ? AND id <> ?", [email, other]) {
-            fields.append(FieldError(field: "email", code: "email_taken", message: "this email is already registered"))
+            fields.append(FieldError(field: "email", .emailTaken, message: "this email is already registered"))
         }
         if let username, try c.exists("SELECT 1 FROM users WHERE username = ? AND id <> ?", [username, other]) {
-            fields.append(FieldError(field: "username", code: "username_taken", message: "this username is taken"))
+            fields.append(FieldError(field: "username", .usernameTaken, message: "this username is taken"))
         }
         if let first = fields.first {
             throw ServiceError(
@@ -114,13 +114,13 @@ struct SQLiteAccountStore: AccountStore {
                     }
                     conflicts.append(
                         FieldError(
-                            field: "users[\(i)].username", code: "username_taken",
+                            field: "users[\(i)].username", .usernameTaken,
                             message: "this username belongs to an account with another email"))
                 }
                 if try c.exists("SELECT 1 FROM users WHERE email = ? AND username <> ?", [user.email, user.username]) {
                     conflicts.append(
                         FieldError(
-                            field: "users[\(i)].email", code: "email_taken",
+                            field: "users[\(i)].email", .emailTaken,
                             message: "this email is registered to an account with another username"))
                 }
             }

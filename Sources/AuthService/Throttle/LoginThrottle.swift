@@ -89,7 +89,7 @@ struct LoginThrottle: Sendable {
         }
         guard let freedAt else { return }
         throw ServiceError(
-            code: "too_many_attempts", message: "too many failed logins; try again later", status: 429,
+            .tooManyAttempts, message: "too many failed logins; try again later", status: 429,
             retryAfter: max(1, Int((freedAt - now + 999) / 1000)))
     }
 }

@@ -22,7 +22,7 @@ enum IdentityRules {
             return (
                 value,
                 FieldError(
-                    field: "username", code: "invalid_username", message: "3 to 30 of a-z, 0-9, '.' and '_'")
+                    field: "username", .invalidUsername, message: "3 to 30 of a-z, 0-9, '.' and '_'")
             )
         }
         return (value, nil)
@@ -39,13 +39,13 @@ enum IdentityRules {
     static func email(_ raw: String) -> (value: String, error: FieldError?) {
         let value = normalizedEmail(raw)
         let invalid = (
-            value, FieldError(field: "email", code: "invalid_email", message: "not a valid email address")
+            value, FieldError(field: "email", .invalidEmail, message: "not a valid email address")
         )
         guard value.utf8.count <= maxEmailBytes else {
             return (
                 value,
                 FieldError(
-                    field: "email", code: "invalid_email", message: "at most \(maxEmailBytes) characters")
+                    field: "email", .invalidEmail, message: "at most \(maxEmailBytes) characters")
             )
         }
         guard
@@ -60,7 +60,7 @@ enum IdentityRules {
         guard labels.allSatisfy({ Set($0.unicodeScalars.compactMap(confusableScript)).count <= 1 }) else {
             return (
                 value,
-                FieldError(field: "email", code: "invalid_email", message: "a domain label mixes alphabets")
+                FieldError(field: "email", .invalidEmail, message: "a domain label mixes alphabets")
             )
         }
         return (value, nil)
@@ -91,17 +91,17 @@ enum IdentityRules {
             return tooLong
         }
         if raw.utf8.contains(0) {
-            return FieldError(field: "password", code: "invalid_field", message: "must not contain NUL characters")
+            return FieldError(field: "password", .invalidField, message: "must not contain NUL characters")
         }
         if raw.count < 8 {
-            return FieldError(field: "password", code: "weak_password", message: "at least 8 characters")
+            return FieldError(field: "password", .weakPassword, message: "at least 8 characters")
         }
         return nil
     }
 
     /// The error for a password over 1 KiB.
     static let tooLong = FieldError(
-        field: "password", code: "password_too_long",
+        field: "password", .passwordTooLong,
         message: "at most \(PasswordHasher.maxPasswordBytes) bytes")
 }
 

@@ -42,15 +42,15 @@ struct UserEntryShape: Encodable {
 struct NotificationShape: Encodable {
     var id: String
     var seq: Int64
-    var type: String
+    var type: NotificationKind
     var text: String
     var createdAt: String
     var read: Bool
     var actor: PublicUser
-    var post: Graph.Notification.PostRef?
+    var post: Notifications.Notification.PostRef?
     var followState: FollowState?
 
-    init(_ n: Graph.Notification, actor: PublicUser) {
+    init(_ n: Notifications.Notification, actor: PublicUser) {
         id = n.id
         seq = n.seq
         type = n.type

@@ -34,9 +34,9 @@ struct Backend: Sendable {
             return try await client.call(
                 rpc, request, binary: binary, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id)
         } catch let error as ServiceError {
-            switch error.code {
-            case "service_unavailable": outcome = "unavailable"
-            case "service_timeout": outcome = "timeout"
+            switch error.errorCode {
+            case .serviceUnavailable: outcome = "unavailable"
+            case .serviceTimeout: outcome = "timeout"
             default: outcome = error.status >= 500 ? "server_error" : "client_error"
             }
             throw error
@@ -54,5 +54,5 @@ enum RequestTrace {
 struct Backends: Sendable {
     let auth: Backend
     let profile: Backend
-    let graph: Backend
+    let notification: Backend
 }

@@ -2,7 +2,7 @@ import Shared
 
 /// The notifications screen and its live stream (NotificationService; actors from ProfileService).
 struct NotificationsController: Controller {
-    let graph: Backend
+    let notification: Backend
     let users: UserLookup
     let hub: StreamHub
     let live: LiveNotifications
@@ -16,17 +16,18 @@ struct NotificationsController: Controller {
             let body = try request.body()
             try body.allowOnly(["upToSeq"])
             let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // the integers JSON carries exactly
-            let r = try await graph.call(Graph.MarkRead.self, .init(recipientId: try request.userId, upToSeq: upTo))
+            let r = try await notification.call(
+                Notifications.MarkRead.self, .init(recipientId: try request.userId, upToSeq: upTo))
             return try .json(UnreadShape(unreadCount: r.unreadCount))
         }
         routes.add("GET", "/v1/notifications/stream", streaming: true) { try await stream($0) }
     }
 
-    /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notify.list`,
+    /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notification.list`,
     /// then one `profile.users_by_ids` for the actors.
     func list(_ request: Request) async throws -> HTTPResponse {
-        let list = try await graph.call(
-            Graph.ListNotifications.self, .init(recipientId: try request.userId, page: try request.page()))
+        let list = try await notification.call(
+            Notifications.ListNotifications.self, .init(recipientId: try request.userId, page: try request.page()))
         let actors = try await users.users(list.items.map(\.actorId))
         return try .json(
             NotificationPageShape(
@@ -94,8 +95,8 @@ struct NotificationsController: Controller {
         var complete = false
         do {
             while bytes < streamBufferBytes && !sub.stream.isClosed {
-                let page = try await graph.call(
-                    Graph.NotificationsSince.self, .init(recipientId: userId, afterSeq: cursor, limit: 100))
+                let page = try await notification.call(
+                    Notifications.NotificationsSince.self, .init(recipientId: userId, afterSeq: cursor, limit: 100))
                 let actors = try await users.users(page.items.map(\.actorId))
                 for n in page.items {
                     cursor = max(cursor, n.seq)

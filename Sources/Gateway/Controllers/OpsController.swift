@@ -22,7 +22,7 @@ struct OpsController: Controller {
     func readiness() async throws -> HTTPResponse {
         async let a = ping(backends.auth)
         async let p = ping(backends.profile)
-        async let g = ping(backends.graph)
+        async let g = ping(backends.notification)
         let states = await ["auth": a, "profile": p, "notification": g]
         let ready = states.values.allSatisfy { $0 == "up" }
         return try .json(ready ? 200 : 503, ReadinessShape(status: ready ? "ready" : "not_ready", services: states))
@@ -37,9 +37,9 @@ struct OpsController: Controller {
             do {
                 _ = try await backend.call(Ops.Ping.self, Empty(), timeoutMs: remaining)
                 return "up"
-            } catch let error as ServiceError where error.code == "service_timeout" {
+            } catch let error as ServiceError where error.errorCode == .serviceTimeout {
                 return "timeout"
-            } catch let error as ServiceError where error.code == "service_unavailable" {
+            } catch let error as ServiceError where error.errorCode == .serviceUnavailable {
                 try? await Task.sleep(for: .milliseconds(50))
             } catch {
                 return "down"
@@ -54,7 +54,7 @@ struct OpsController: Controller {
     func exposition() async -> HTTPResponse {
         async let a = counters(backends.auth)
         async let p = counters(backends.profile)
-        async let g = counters(backends.graph)
+        async let g = counters(backends.notification)
         let replies = await [("auth", a), ("profile", p), ("notification", g)]
         var text = metrics.render()
         text += "# HELP service_up Whether the service answered a ping.\n# TYPE service_up gauge\n"

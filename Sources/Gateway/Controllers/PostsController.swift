@@ -3,7 +3,7 @@ import Shared
 /// Posts, likes and comments (ProfileService; follow states from NotificationService).
 struct PostsController: Controller {
     let profile: Backend
-    let graph: Backend
+    let notification: Backend
 
     func register(_ routes: inout RouteCollection) {
         routes.add("POST", "/v1/posts", json: true) { try await create($0) }
@@ -76,7 +76,9 @@ struct PostsController: Controller {
             Profile.ListLikes.self, .init(postId: try request.parameters.require("id"), page: try request.page()))
         var states: [String: FollowState] = [:]
         if !likes.items.isEmpty {
-            states = try await graph.call(Graph.FollowStates.self, .init(viewerId: viewer, userIds: likes.items.map(\.id))).states
+            states = try await notification.call(
+                Notifications.FollowStates.self, .init(viewerId: viewer, userIds: likes.items.map(\.id))
+            ).states
         }
         return try .json(
             PageShape(

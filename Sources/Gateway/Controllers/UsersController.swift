@@ -4,7 +4,7 @@ import Shared
 /// (ProfileService and NotificationService).
 struct UsersController: Controller {
     let profile: Backend
-    let graph: Backend
+    let notification: Backend
     let users: UserLookup
 
     func register(_ routes: inout RouteCollection) {
@@ -13,8 +13,8 @@ struct UsersController: Controller {
         routes.add("GET", "/v1/users/{username}/tagged") { try await posts($0, tagged: true) }
         routes.add("PUT", "/v1/users/{username}/follow", json: true) { try await follow($0) }
         routes.add("DELETE", "/v1/users/{username}/follow") { request in
-            let result = try await graph.call(
-                Graph.Unfollow.self,
+            let result = try await notification.call(
+                Notifications.Unfollow.self,
                 .init(followerId: try request.userId, username: try request.parameters.require("username")))
             return try .json(FollowStateShape(followState: result.followState))
         }
@@ -27,9 +27,9 @@ struct UsersController: Controller {
         let username = try request.parameters.require("username")
         let viewer = try request.userId
         async let profileHalf = profile.call(Profile.Header.self, .init(username: username))
-        async let graphHalf = graph.call(Graph.Header.self, .init(viewerId: viewer, username: username))
+        async let graphHalf = notification.call(Notifications.Header.self, .init(viewerId: viewer, username: username))
         let p = try await profileHalf
-        let g: Graph.Header.Reply
+        let g: Notifications.Header.Reply
         do {
             g = try await graphHalf
         } catch let error as ServiceError where error.status == 404 {
@@ -57,8 +57,8 @@ struct UsersController: Controller {
         let body = try request.body()
         try body.allowOnly(["notifyPosts"])
         return try .json(
-            try await graph.call(
-                Graph.Follow.self,
+            try await notification.call(
+                Notifications.Follow.self,
                 .init(
                     followerId: try request.userId, username: try request.parameters.require("username"),
                     notifyPosts: try body.optionalBool("notifyPosts"))))
@@ -66,8 +66,8 @@ struct UsersController: Controller {
 
     /// `GET /v1/users/{username}/followers` and `/following` → page of `{user, followState}`.
     func edges(_ request: Request, following: Bool) async throws -> HTTPResponse {
-        let edges = try await graph.call(
-            Graph.ListEdges.self,
+        let edges = try await notification.call(
+            Notifications.ListEdges.self,
             .init(
                 viewerId: try request.userId, username: try request.parameters.require("username"), following: following,
                 page: try request.page()))

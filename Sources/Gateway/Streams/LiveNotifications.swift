@@ -9,17 +9,17 @@ import Shared
 /// with every one before it, and delivers strictly in seq order. Nothing is lost, whatever the
 /// transport drops:
 /// - a message above `seen + 1` (a gap: high-water mark, a reconnect) is held, and the missing
-///   ones are read from NotificationService (`notify.since`) before it;
+///   ones are read from NotificationService (`notification.since`) before it;
 /// - the publisher's welcome (the subscription is active; also after either side restarts)
 ///   starts such a read from `seen`, covering whatever was published before the subscription
 ///   took effect (a subscription racing a notification);
-/// - every `checkIntervalMs`, `notify.heads` for all channels finds a last notification lost
+/// - every `checkIntervalMs`, `notification.heads` for all channels finds a last notification lost
 ///   before a silence (nothing after it to show the gap).
 /// Duplicates (a message that a read already delivered) are dropped by seq.
 final class LiveNotifications: Sendable {
     private struct Channel {
         let userId: String
-        /// Nil until `notify.stream_start` answered.
+        /// Nil until `notification.stream_start` answered.
         var key: Int64?
         var seen: Int64 = 0
         /// The welcome arrived: messages published from then on come by subscription.
@@ -39,7 +39,7 @@ final class LiveNotifications: Sendable {
     }
 
     private let state = Locked(State())
-    private let graph: Backend
+    private let notification: Backend
     private let users: UserLookup
     private let metrics: Metrics
     private let logger: Logger
@@ -48,8 +48,8 @@ final class LiveNotifications: Sendable {
     /// Pending events held per channel beyond which they are dropped and read again instead.
     static let pendingLimit = 1_000
 
-    init(graph: Backend, users: UserLookup, metrics: Metrics, logger: Logger) {
-        self.graph = graph
+    init(notification: Backend, users: UserLookup, metrics: Metrics, logger: Logger) {
+        self.notification = notification
         self.users = users
         self.metrics = metrics
         self.logger = logger
@@ -71,9 +71,9 @@ final class LiveNotifications: Sendable {
     // MARK: Streams
 
     /// Attaches an open stream to its recipient's channel, creating the channel (key and head
-    /// from `notify.stream_start`, then the subscription) when it is the recipient's first
+    /// from `notification.stream_start`, then the subscription) when it is the recipient's first
     /// stream here. Returns once the stream receives everything after the channel's `seen`.
-    /// - Throws: what `notify.stream_start` throws (the caller closes the stream).
+    /// - Throws: what `notification.stream_start` throws (the caller closes the stream).
     func attach(_ sub: StreamHub.Subscription) async throws {
         let userId = sub.userId
         let creates = state.withLock { s -> Bool in
@@ -103,7 +103,7 @@ final class LiveNotifications: Sendable {
             return
         }
         do {
-            let start = try await graph.call(Graph.StreamStart.self, .init(recipientId: userId))
+            let start = try await notification.call(Notifications.StreamStart.self, .init(recipientId: userId))
             let (subscribe, waiters) = state.withLock { s -> (Bool, [CheckedContinuation<Bool, Never>]) in
                 guard var channel = s.channels[userId] else { return (false, []) }  // every stream left meanwhile
                 channel.key = start.recipientKey
@@ -151,7 +151,7 @@ final class LiveNotifications: Sendable {
     /// Handles what the subscriber received, in order.
     func handle(_ items: [TopicItem]) async {
         var welcomed: [String] = []
-        var messages: [(userId: String, notification: Graph.Notification)] = []
+        var messages: [(userId: String, notification: Notifications.Notification)] = []
         for item in items {
             switch item {
             case .welcome(let topic):
@@ -163,7 +163,7 @@ final class LiveNotifications: Sendable {
                 guard let key = NotificationRouting.recipientKey(topic: message.topic),
                     let userId = state.withLock({ $0.userByKey[key] })
                 else { continue }  // unsubscribed meanwhile
-                guard let n = try? WireJSON.decode(Graph.Notification.self, from: message.payload) else {
+                guard let n = try? WireJSON.decode(Notifications.Notification.self, from: message.payload) else {
                     logger.warning("stream.bad_message", metadata: ["bytes": "\(message.payload.count)"])
                     continue
                 }
@@ -193,7 +193,7 @@ final class LiveNotifications: Sendable {
 
     /// Public users for the actors, and whether ProfileService answered; when it cannot, the
     /// last known ones.
-    private func actors(for notifications: [Graph.Notification]) async -> ([String: PublicUser], complete: Bool) {
+    private func actors(for notifications: [Notifications.Notification]) async -> ([String: PublicUser], complete: Bool) {
         let ids = notifications.map(\.actorId)
         do {
             return (try await users.users(ids), true)
@@ -253,11 +253,11 @@ final class LiveNotifications: Sendable {
     private func runSync(_ userId: String) async {
         while true {
             guard let after = state.withLock({ $0.channels[userId]?.seen }) else { return }
-            let page: Graph.NotificationsSince.Reply
+            let page: Notifications.NotificationsSince.Reply
             let actors: [String: PublicUser]
             do {
-                page = try await graph.call(
-                    Graph.NotificationsSince.self, .init(recipientId: userId, afterSeq: after, limit: 200))
+                page = try await notification.call(
+                    Notifications.NotificationsSince.self, .init(recipientId: userId, afterSeq: after, limit: 200))
                 actors = try await users.users(page.items.map(\.actorId))
             } catch {
                 // Tried again on the next heads check.
@@ -299,10 +299,10 @@ final class LiveNotifications: Sendable {
         }
         var start = 0
         while start < channels.count {
-            let chunk = Array(channels[start..<min(start + Graph.Heads.maxKeys, channels.count)])
+            let chunk = Array(channels[start..<min(start + Notifications.Heads.maxKeys, channels.count)])
             start += chunk.count
             guard
-                let reply = try? await graph.call(Graph.Heads.self, .init(recipientKeys: chunk.map(\.key))),
+                let reply = try? await notification.call(Notifications.Heads.self, .init(recipientKeys: chunk.map(\.key))),
                 reply.heads.count == chunk.count
             else { continue }
             for (channel, head) in zip(chunk, reply.heads) {

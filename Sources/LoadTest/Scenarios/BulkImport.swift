@@ -2,7 +2,7 @@ import Foundation
 import Shared
 
 /// Setup through the services instead of the public HTTP API: users by `auth.import_users`
-/// (one argon2id hash, computed here, for all of them), follows by `graph.import_follows`
+/// (one argon2id hash, computed here, for all of them), follows by `notification.import_follows`
 /// (no follow notifications), over ZeroMQ (`ServiceLink`). Both are idempotent, so an
 /// interrupted setup sends its unsaved batches again and gets the same ids back.
 enum BulkImport {
@@ -86,8 +86,8 @@ enum BulkImport {
         ]
     }
 
-    /// Makes each group's followers follow its followee (`graph.import_follows`, at most
-    /// `Graph.ImportFollows.maxFollowers` per request, `options.importConcurrency` in flight).
+    /// Makes each group's followers follow its followee (`notification.import_follows`, at most
+    /// `Notifications.ImportFollows.maxFollowers` per request, `options.importConcurrency` in flight).
     /// - Parameter edges: followee index → follower indices (population indices).
     /// - Returns: edges created (the others existed).
     /// - Throws: `LoadTestError` when a request fails after its retries.
@@ -101,7 +101,7 @@ enum BulkImport {
         for (followee, followers) in edges {
             var rest = followers[...]
             while !rest.isEmpty {
-                let chunk = rest.prefix(Graph.ImportFollows.maxFollowers)
+                let chunk = rest.prefix(Notifications.ImportFollows.maxFollowers)
                 requests.append((users[followee].id, chunk.map { users[$0].id }))
                 rest = rest.dropFirst(chunk.count)
             }
@@ -121,7 +121,7 @@ enum BulkImport {
                 group.addTask {
                     let reply = try await retrying("import follows of \(request.followee)") {
                         try await link.notification.call(
-                            Graph.ImportFollows.self,
+                            Notifications.ImportFollows.self,
                             .init(followeeId: request.followee, followerIds: request.followers, notifyPosts: notifyPosts),
                             timeoutMs: 120_000)
                     }

@@ -23,7 +23,7 @@ struct Options: Sendable {
     /// Average follows per user in the power-law graph.
     var followsPerUser = 10
     /// How setup creates users and follows: `import` (default: `auth.import_users` and
-    /// `graph.import_follows` over ZeroMQ, one argon2id hash in all) or `http` (one
+    /// `notification.import_follows` over ZeroMQ, one argon2id hash in all) or `http` (one
     /// `POST /v1/auth/register` per user and one `PUT .../follow` per edge).
     var registerVia = RegisterVia.import
     /// Users per `auth.import_users` request (1...5,000).
@@ -141,7 +141,7 @@ struct Options: Sendable {
 
 /// How setup creates users and follows (`--register-via`).
 enum RegisterVia: String, Sendable {
-    /// `auth.import_users` / `graph.import_follows` over ZeroMQ.
+    /// `auth.import_users` / `notification.import_follows` over ZeroMQ.
     case `import`
     /// The public HTTP API, one registration (argon2id) per user.
     case http

@@ -6,7 +6,7 @@ import Shared
 /// never waits for encoding or sending.
 ///
 /// Delivery is best effort by design: the notifications are already committed, and a gateway
-/// that misses one repairs it by seq from `notify.since` (gap, `notify.heads`, welcome).
+/// that misses one repairs it by seq from `notification.since` (gap, `notification.heads`, welcome).
 final class NotificationPublisher: Sendable {
     private let sink: @Sendable (@escaping TopicPublisher.Builder) -> Void
 
@@ -23,16 +23,17 @@ final class NotificationPublisher: Sendable {
     /// Drops everything (a service built without a delivery socket).
     static let none = NotificationPublisher(sink: { _ in })
 
-    /// Publishes `template` to each recipient with its own id and seq (built only for the
-    /// recipients someone subscribed to).
-    func publish(_ template: Graph.Notification, to recipients: [(key: Int64, seq: Int64)]) {
-        sink { isSubscribed in Self.messages(template, recipients, isSubscribed) }
+    /// Publishes `template` to each recipient with its own id (made by `ids`) and seq (built
+    /// only for the recipients someone subscribed to).
+    func publish(_ template: Notifications.Notification, to recipients: [(key: Int64, seq: Int64)], ids: NotificationIds) {
+        sink { isSubscribed in Self.messages(template, recipients, ids: ids, isSubscribed) }
     }
 
     /// The messages for the recipients `isSubscribed` accepts: `template` with each one's `id`
     /// and `seq`.
     static func messages(
-        _ template: Graph.Notification, _ recipients: [(key: Int64, seq: Int64)], _ isSubscribed: ([UInt8]) -> Bool
+        _ template: Notifications.Notification, _ recipients: [(key: Int64, seq: Int64)], ids: NotificationIds,
+        _ isSubscribed: ([UInt8]) -> Bool
     ) -> [TopicMessage] {
         let recipients = recipients.compactMap { r -> (key: Int64, seq: Int64, topic: [UInt8])? in
             let topic = NotificationRouting.topic(recipientKey: r.key)
@@ -53,7 +54,7 @@ final class NotificationPublisher: Sendable {
             // The sentinels collide with the template's text: encode each (correct, slower).
             return recipients.compactMap { r in
                 var n = template
-                n.id = NotificationWriter.id(recipient: r.key, seq: r.seq)
+                n.id = ids.id(recipient: r.key, seq: r.seq)
                 n.seq = r.seq
                 return (try? WireJSON.encode(n)).map { TopicMessage(topic: r.topic, payload: $0) }
             }
@@ -68,7 +69,7 @@ final class NotificationPublisher: Sendable {
             payload.reserveCapacity(bytes.count + 32)
             payload += before
             payload += #""id":""#.utf8
-            payload += NotificationWriter.id(recipient: r.key, seq: r.seq).utf8
+            payload += ids.id(recipient: r.key, seq: r.seq).utf8
             payload.append(UInt8(ascii: "\""))
             payload += between
             payload += #""seq":"#.utf8

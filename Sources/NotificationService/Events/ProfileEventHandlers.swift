@@ -43,7 +43,7 @@ struct ProfileEventHandlers: Sendable {
         subscriber.on(Profile.PostCreated.self) { event, tx in
             let e = event.body
             let time = Self.ms(event.header.time)
-            let ref = Graph.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
+            let ref = Notifications.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
             for user in Array(Set(e.taggedUserIds)).filter({ $0 != e.ownerId }).sorted() {
                 try notifications.insert(
                     NewNotification(recipientId: user, actorId: e.ownerId, type: .tag, detail: nil, post: ref, createdAt: time),

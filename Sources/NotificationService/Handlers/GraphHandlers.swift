@@ -1,25 +1,25 @@
 import Shared
 
-/// The follow graph: `graph.follow`, `graph.unfollow`, `graph.header`, `graph.list_edges`,
-/// `graph.follow_states`. Usernames resolve through the identity replica (AuthService on a miss).
+/// The follow graph: `notification.follow`, `notification.unfollow`, `notification.header`, `notification.list_edges`,
+/// `notification.follow_states`. Usernames resolve through the identity replica (AuthService on a miss).
 struct GraphHandlers: Sendable {
     let replica: IdentityReplica
     let follows: any FollowStore
 
     func register(on host: ServiceHost) {
-        host.on(Graph.Follow.self) { request, _ in try await follow(request) }
-        host.on(Graph.Unfollow.self) { request, _ in try await unfollow(request) }
-        host.on(Graph.Header.self) { request, _ in try await header(request) }
-        host.on(Graph.ListEdges.self) { request, _ in try await listEdges(request) }
-        host.on(Graph.FollowStates.self) { request, _ in try await followStates(request) }
+        host.on(Notifications.Follow.self) { request, _ in try await follow(request) }
+        host.on(Notifications.Unfollow.self) { request, _ in try await unfollow(request) }
+        host.on(Notifications.Header.self) { request, _ in try await header(request) }
+        host.on(Notifications.ListEdges.self) { request, _ in try await listEdges(request) }
+        host.on(Notifications.FollowStates.self) { request, _ in try await followStates(request) }
     }
 
     /// Follows `request.username` (idempotent; `notifyPosts` nil keeps the current flag).
     /// - Throws: 404 `not_found` for an unknown followee or follower, 422 `cannot_follow_self`.
-    func follow(_ request: Graph.Follow.Request) async throws -> Graph.Follow.Reply {
+    func follow(_ request: Notifications.Follow.Request) async throws -> Notifications.Follow.Reply {
         let followee = try await user(named: request.username)
         guard followee.id != request.followerId else {
-            throw ServiceError.unprocessable("cannot_follow_self", "you cannot follow yourself")
+            throw ServiceError.unprocessable(.cannotFollowSelf, "you cannot follow yourself")
         }
         guard let follower = try await replica.identity(id: request.followerId) else {
             throw ServiceError.notFound("user")
@@ -30,29 +30,29 @@ struct GraphHandlers: Sendable {
     }
 
     /// Unfollows `request.username` (idempotent). - Throws: 404, 422 `cannot_follow_self`.
-    func unfollow(_ request: Graph.Unfollow.Request) async throws -> Graph.Unfollow.Reply {
+    func unfollow(_ request: Notifications.Unfollow.Request) async throws -> Notifications.Unfollow.Reply {
         let followee = try await user(named: request.username)
         guard followee.id != request.followerId else {
-            throw ServiceError.unprocessable("cannot_follow_self", "you cannot unfollow yourself")
+            throw ServiceError.unprocessable(.cannotFollowSelf, "you cannot unfollow yourself")
         }
         try await follows.unfollow(followerId: request.followerId, followeeId: followee.id)
         return .init(followState: .notFollowing)
     }
 
     /// Counts and the viewer's relation. - Throws: 404.
-    func header(_ request: Graph.Header.Request) async throws -> Graph.Header.Reply {
+    func header(_ request: Notifications.Header.Request) async throws -> Notifications.Header.Reply {
         try await follows.header(userId: try await user(named: request.username).id, viewerId: request.viewerId)
     }
 
     /// Followers or followees, newest edge first. - Throws: 404, 400 `invalid_cursor`.
-    func listEdges(_ request: Graph.ListEdges.Request) async throws -> Graph.ListEdges.Reply {
+    func listEdges(_ request: Notifications.ListEdges.Request) async throws -> Notifications.ListEdges.Reply {
         try await follows.edges(
             userId: try await user(named: request.username).id, following: request.following,
             viewerId: request.viewerId, page: request.page)
     }
 
     /// The viewer's follow state toward each of (at most 1,000 of) `request.userIds`.
-    func followStates(_ request: Graph.FollowStates.Request) async throws -> Graph.FollowStates.Reply {
+    func followStates(_ request: Notifications.FollowStates.Request) async throws -> Notifications.FollowStates.Reply {
         .init(states: try await follows.states(viewerId: request.viewerId, userIds: Array(request.userIds.prefix(1_000))))
     }
 

@@ -1,35 +1,35 @@
 import Shared
 
-/// `graph.import_follows`: many followers of one followee in one transaction, without
-/// notifications (see `Graph.ImportFollows`). Registered on NotificationService's RPC endpoint
+/// `notification.import_follows`: many followers of one followee in one transaction, without
+/// notifications (see `Notifications.ImportFollows`). Registered on NotificationService's RPC endpoint
 /// only; the gateway has no route to it.
 struct ImportHandlers: Sendable {
     /// Resolves the ids; its database is the service's.
     let replica: IdentityReplica
 
     func register(on host: ServiceHost) {
-        host.on(Graph.ImportFollows.self) { request, context in try await importFollows(request, context) }
+        host.on(Notifications.ImportFollows.self) { request, context in try await importFollows(request, context) }
     }
 
     /// Checks the request, resolves every id through the identity replica (AuthService for the
     /// ones it has not seen), then creates the missing edges (`FollowImport`).
     /// - Throws: 400 `invalid_request`, 404 `not_found` with the unknown ids as fields, 422
     ///   `cannot_follow_self`, 503/504 when AuthService cannot answer a lookup.
-    func importFollows(_ request: Graph.ImportFollows.Request, _ context: RequestContext) async throws
-        -> Graph.ImportFollows.Reply
+    func importFollows(_ request: Notifications.ImportFollows.Request, _ context: RequestContext) async throws
+        -> Notifications.ImportFollows.Reply
     {
-        let limit = Graph.ImportFollows.maxFollowers
+        let limit = Notifications.ImportFollows.maxFollowers
         guard (1...limit).contains(request.followerIds.count) else {
             let message = "1 to \(limit) follower ids per request (got \(request.followerIds.count))"
             throw ServiceError.badRequest(
                 "invalid_request", message,
-                fields: [FieldError(field: "followerIds", code: "invalid_request", message: message)])
+                fields: [FieldError(field: "followerIds", .invalidRequest, message: message)])
         }
         if let i = request.followerIds.firstIndex(of: request.followeeId) {
             throw ServiceError(
-                code: "cannot_follow_self", message: "followerIds[\(i)] is the followee", status: 422,
+                .cannotFollowSelf, message: "followerIds[\(i)] is the followee", status: 422,
                 fields: [
-                    FieldError(field: "followerIds[\(i)]", code: "cannot_follow_self", message: "is the followee")
+                    FieldError(field: "followerIds[\(i)]", .cannotFollowSelf, message: "is the followee")
                 ])
         }
         var seen = Set<String>()
@@ -42,11 +42,11 @@ struct ImportHandlers: Sendable {
             }
         if !unknown.isEmpty {
             throw ServiceError(
-                code: "not_found",
+                .notFound,
                 message: "\(unknown.count) unknown user(s): "
                     + unknown.prefix(5).map { "\($0.0) \($0.1)" }.joined(separator: ", "),
                 status: 404,
-                fields: unknown.prefix(100).map { FieldError(field: $0.0, code: "not_found", message: "no user \($0.1)") })
+                fields: unknown.prefix(100).map { FieldError(field: $0.0, .notFound, message: "no user \($0.1)") })
         }
         let followee = (key: known[request.followeeId]!.key, id: request.followeeId)
         let pairs = followers.map { (key: known[$0]!.key, id: $0) }
@@ -56,7 +56,7 @@ struct ImportHandlers: Sendable {
                 followee: followee, followers: pairs, notifyPosts: notifyPosts, nowMs: now, in: tx)
         }
         context.logger.info(
-            "graph.follows_imported",
+            "notification.follows_imported",
             metadata: [
                 "followee.id": followee.id, "follows.created": "\(created.count)", "follows.requested": "\(followers.count)",
             ])

@@ -1,13 +1,13 @@
 import Shared
 
-/// The SQL of `graph.import_follows` (on `edges` and `follow_counts`), set-based: one INSERT of
+/// The SQL of `notification.import_follows` (on `edges` and `follow_counts`), set-based: one INSERT of
 /// every new edge from a JSON array of follower keys, one upsert of their `following` counters,
 /// one of the followee's `followers`, in the caller's transaction, so counts always equal the
 /// number of edges. Makes no notifications.
 enum FollowImport {
     /// Creates the edges `follower → followee` that do not exist yet (existing ones keep their
     /// `notify_posts`), moves the counters by the edges created, and emits one
-    /// `graph.follows.imported` when any was.
+    /// `notification.follows.imported` when any was.
     /// - Parameters:
     ///   - followers: distinct (key, id) pairs, none the followee, in request order.
     ///   - nowMs: the edges' `created_at` (Unix ms).
@@ -38,7 +38,7 @@ enum FollowImport {
         try SQLiteFollowStore.adjust(user: followee.key, followers: created.count, following: 0, in: tx)
         // RETURNING gives no order guarantee: the event lists them in request order.
         let ordered = followers.filter { created.contains($0.key) }.map(\.id)
-        try tx.emit(Graph.FollowsImported(followeeId: followee.id, followerIds: ordered, notifyPosts: notifyPosts))
+        try tx.emit(Notifications.FollowsImported(followeeId: followee.id, followerIds: ordered, notifyPosts: notifyPosts))
         return ordered
     }
 }

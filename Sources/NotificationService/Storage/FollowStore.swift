@@ -10,21 +10,21 @@ struct UserRef: Sendable, Equatable {
 /// and their counters happen in one transaction, and only on a real change, so counts always
 /// equal the number of edges.
 protocol FollowStore: Sendable {
-    /// Creates the edge (or changes its `notifyPosts` when given), emits `graph.follow.changed`
+    /// Creates the edge (or changes its `notifyPosts` when given), emits `notification.follow.changed`
     /// on a real change, and stores the followee's `follow` notification (deduplicated:
     /// following again after an unfollow makes none), in one transaction.
     func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
-        -> Graph.Follow.Reply
+        -> Notifications.Follow.Reply
 
-    /// Removes the edge if present (emitting `graph.follow.changed`); idempotent.
+    /// Removes the edge if present (emitting `notification.follow.changed`); idempotent.
     func unfollow(followerId: String, followeeId: String) async throws
 
     /// Counts and the viewer's relation, read in one snapshot.
-    func header(userId: String, viewerId: String) async throws -> Graph.Header.Reply
+    func header(userId: String, viewerId: String) async throws -> Notifications.Header.Reply
 
     /// Followers (`following == false`) or followees of `userId`, newest edge first, each with
     /// the viewer's follow state. - Throws: 400 `invalid_cursor`.
-    func edges(userId: String, following: Bool, viewerId: String, page: PageRequest) async throws -> Page<Graph.Entry>
+    func edges(userId: String, following: Bool, viewerId: String, page: PageRequest) async throws -> Page<Notifications.Entry>
 
     /// The viewer's follow state toward each of `userIds`.
     func states(viewerId: String, userIds: [String]) async throws -> [String: FollowState]
@@ -50,7 +50,7 @@ struct SQLiteFollowStore: FollowStore {
     }
 
     func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
-        -> Graph.Follow.Reply
+        -> Notifications.Follow.Reply
     {
         let notifications = self.notifications
         return try await database.write { tx in
@@ -64,7 +64,7 @@ struct SQLiteFollowStore: FollowStore {
                 }
                 try tx.query("UPDATE edges SET notify_posts = ? WHERE follower = ? AND followee = ?", [wanted, from, to])
                 try tx.emit(
-                    Graph.FollowChanged(
+                    Notifications.FollowChanged(
                         followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: wanted))
                 return .init(followState: .following, notifyPosts: wanted)
             }
@@ -74,7 +74,8 @@ struct SQLiteFollowStore: FollowStore {
                 [from, to, notify, nowMs])
             try Self.adjust(follower: from, followee: to, by: 1, in: tx)
             try tx.emit(
-                Graph.FollowChanged(followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: notify))
+                Notifications.FollowChanged(
+                    followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: notify))
             try notifications.insert(
                 NewNotification(
                     recipientId: followee.id, actorId: follower.id, type: .follow, detail: nil, post: nil, createdAt: nowMs),
@@ -93,7 +94,7 @@ struct SQLiteFollowStore: FollowStore {
             else { return }
             try Self.adjust(follower: from, followee: to, by: -1, in: tx)
             try tx.emit(
-                Graph.FollowChanged(
+                Notifications.FollowChanged(
                     followerId: followerId, followeeId: followeeId, following: false,
                     notifyPosts: try row.bool("notify_posts")))
         }
@@ -114,14 +115,14 @@ struct SQLiteFollowStore: FollowStore {
             """, [user, followers, following])
     }
 
-    func header(userId: String, viewerId: String) async throws -> Graph.Header.Reply {
+    func header(userId: String, viewerId: String) async throws -> Notifications.Header.Reply {
         try await database.read { c in
             try c.snapshot {
                 let key = try Keys.existingUser(userId, on: c)
                 let counts = try key.flatMap {
                     try c.queryOne("SELECT followers, following FROM follow_counts WHERE user = ?", [$0])
                 }
-                return Graph.Header.Reply(
+                return Notifications.Header.Reply(
                     userId: userId, followers: try counts?.int("followers") ?? 0,
                     following: try counts?.int("following") ?? 0,
                     followState: try Self.state(viewer: viewerId, toward: userId, on: c))
@@ -129,7 +130,7 @@ struct SQLiteFollowStore: FollowStore {
         }
     }
 
-    func edges(userId: String, following: Bool, viewerId: String, page: PageRequest) async throws -> Page<Graph.Entry> {
+    func edges(userId: String, following: Bool, viewerId: String, page: PageRequest) async throws -> Page<Notifications.Entry> {
         let list = following ? "following" : "followers"
         let before = try PageCursor.decode(page.cursor, list: list, owner: userId) ?? Int64.max
         let limit = page.clampedLimit
@@ -150,7 +151,7 @@ struct SQLiteFollowStore: FollowStore {
                     let other = try r.string("user_id")
                     let state: FollowState =
                         other == viewerId ? .self : try r.bool("viewer_follows") ? .following : .notFollowing
-                    return Graph.Entry(userId: other, followState: state)
+                    return Notifications.Entry(userId: other, followState: state)
                 }
                 return Page(
                     items: entries,

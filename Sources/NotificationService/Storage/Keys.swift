@@ -45,19 +45,26 @@ enum NotificationType: Int64, CaseIterable, Sendable {
     case tag = 4
     case post = 5
 
-    /// `like`, `follow`, `comment`, `tag`, `post`.
-    var name: String {
+    /// The kind as the API names it.
+    var kind: NotificationKind {
         switch self {
-        case .like: "like"
-        case .follow: "follow"
-        case .comment: "comment"
-        case .tag: "tag"
-        case .post: "post"
+        case .like: .like
+        case .follow: .follow
+        case .comment: .comment
+        case .tag: .tag
+        case .post: .post
         }
     }
 
-    init?(name: String) {
-        guard let t = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = t
+    /// The stored type of `kind`, nil for a kind this build cannot store (`.unknown`).
+    init?(kind: NotificationKind) {
+        switch kind {
+        case .like: self = .like
+        case .follow: self = .follow
+        case .comment: self = .comment
+        case .tag: self = .tag
+        case .post: self = .post
+        case .unknown: return nil
+        }
     }
 }

@@ -254,5 +254,24 @@ enum NotificationSchema {
                     SELECT recipient, MAX(seq) FROM notifications WHERE true GROUP BY recipient
                     ON CONFLICT(recipient) DO UPDATE SET merged_head = excluded.merged_head;
                 """),
+            // The service has one name: its events were `graph.*` and are `notification.*`
+            // (`notification.follow.changed`, `notification.follows.imported`), so the stored
+            // outbox replays under the new names. The outbox keeps the type in its own column
+            // (the envelope is built around `body` when read, `Outbox.envelope`), so the type
+            // column is all there is to rewrite.
+            Migration(
+                "notification.9-event-names",
+                """
+                UPDATE outbox SET type = 'notification.' || substr(type, length('graph.') + 1)
+                    WHERE type LIKE 'graph.%';
+                """),
+            // Notification ids are opaque (`NotificationIds`): the secret they are enciphered
+            // with, made once per database (SQLite's randomblob: its CSPRNG, seeded by the OS).
+            Migration(
+                "notification.10-id-secret",
+                """
+                CREATE TABLE secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+                INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)', randomblob(32));
+                """),
         ]
 }

@@ -7,9 +7,9 @@ struct NewNotification: Sendable {
     var type: NotificationType
     /// The comment of a `comment` (its dedup key).
     var commentId: String? = nil
-    /// See `Graph.Notification.detail`.
+    /// See `Notifications.Notification.detail`.
     var detail: String?
-    var post: Graph.Notification.PostRef?
+    var post: Notifications.Notification.PostRef?
     /// Unix ms.
     var createdAt: Int64
 }
@@ -45,7 +45,7 @@ struct NotificationWriter: Sendable {
     /// - Returns: the stored notification, or nil when none was stored.
     /// - Throws: `SQLiteError`.
     @discardableResult
-    func insert(_ n: NewNotification, in tx: Transaction) throws -> Graph.Notification? {
+    func insert(_ n: NewNotification, in tx: Transaction) throws -> Notifications.Notification? {
         guard n.recipientId != n.actorId else { return nil }
         let recipient = try Keys.user(n.recipientId, in: tx)
         let actor = try Keys.user(n.actorId, in: tx)
@@ -77,12 +77,13 @@ struct NotificationWriter: Sendable {
         let followState: FollowState? =
             n.type == .follow
             ? (try SQLiteFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
-        let stored = Graph.Notification(
-            id: Self.id(recipient: recipient, seq: seq), seq: seq, type: n.type.name, detail: n.detail,
+        let ids = try NotificationIds.load(on: tx.connection)
+        let stored = Notifications.Notification(
+            id: ids.id(recipient: recipient, seq: seq), seq: seq, type: n.type.kind, detail: n.detail,
             createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
             followState: followState)
         let delivery = self.delivery
-        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)]) }
+        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)], ids: ids) }
         return stored
     }
 
@@ -121,13 +122,14 @@ struct NotificationWriter: Sendable {
             """, [job.owner, after, last, job.post, job.createdAt]
         ).map { (key: $0.0, seq: $0.1) }
         if !recipients.isEmpty {
-            let template = Graph.Notification(
-                id: "", seq: 0, type: NotificationType.post.name, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
+            let template = Notifications.Notification(
+                id: "", seq: 0, type: NotificationType.post.kind, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
                 read: false, actorId: job.ownerId, post: .init(id: job.postId, thumbnailURL: job.thumbnailURL),
                 followState: nil)
             let delivery = self.delivery
             let batch = recipients
-            tx.onCommit { delivery.publish(template, to: batch) }
+            let ids = try NotificationIds.load(on: c)
+            tx.onCommit { delivery.publish(template, to: batch, ids: ids) }
         }
         return (count, last)
     }
@@ -175,24 +177,23 @@ struct NotificationWriter: Sendable {
     }
 
     /// A notification's id: its recipient's key and its seq (unique, stable).
-    static func id(recipient: Int64, seq: Int64) -> String { "\(recipient)-\(seq)" }
 }
 
 /// Reads of a recipient's notifications and their read mark.
 protocol NotificationStore: Sendable {
     /// A page of the recipient's notifications, newest first, with the unread count.
     /// - Throws: 400 `invalid_cursor`.
-    func list(recipientId: String, page: PageRequest) async throws -> Graph.ListNotifications.Reply
+    func list(recipientId: String, page: PageRequest) async throws -> Notifications.ListNotifications.Reply
 
     /// Everything after `afterSeq`, oldest first, at most `limit` (1...1,000), and the head.
-    func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Graph.NotificationsSince.Reply
+    func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Notifications.NotificationsSince.Reply
 
     /// Moves the read mark up to `upToSeq` (never back, never past the head). - Returns: the
     /// unread count afterwards.
     func markRead(recipientId: String, upToSeq: Int64) async throws -> Int
 
     /// The recipient's key (added to the replica as a nameless row when new) and head seq.
-    func streamStart(recipientId: String) async throws -> Graph.StreamStart.Reply
+    func streamStart(recipientId: String) async throws -> Notifications.StreamStart.Reply
 
     /// The head seq of each key (0 for none), in order.
     func heads(recipientKeys: [Int64]) async throws -> [Int64]
@@ -202,7 +203,7 @@ protocol NotificationStore: Sendable {
 struct SQLiteNotificationStore: NotificationStore {
     let database: Database
 
-    /// Rows of both notification tables with what a `Graph.Notification` needs: the actor's and
+    /// Rows of both notification tables with what a `Notifications.Notification` needs: the actor's and
     /// post's ids, and for a follow whether the recipient follows the actor (its follow state now).
     static let select = """
         SELECT n.recipient, n.seq, n.type, n.detail, n.created_at, a.id AS actor_id, p.id AS post_id,
@@ -230,22 +231,24 @@ struct SQLiteNotificationStore: NotificationStore {
     }
 
     /// Decodes rows selected with `select`.
-    static func decode(_ rows: some Sequence<Row>, readSeq: Int64) throws -> [Graph.Notification] {
+    static func decode(_ rows: some Sequence<Row>, readSeq: Int64, ids: NotificationIds) throws
+        -> [Notifications.Notification]
+    {
         try rows.map { r in
             let seq = try r.int64("seq")
             let type = NotificationType(rawValue: try r.int64("type")) ?? .post
             let post = try r.optionalString("post_id").map {
-                Graph.Notification.PostRef(id: $0, thumbnailURL: try r.optionalString("thumbnail_url") ?? "")
+                Notifications.Notification.PostRef(id: $0, thumbnailURL: try r.optionalString("thumbnail_url") ?? "")
             }
-            return Graph.Notification(
-                id: NotificationWriter.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.name,
+            return Notifications.Notification(
+                id: ids.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.kind,
                 detail: try r.optionalString("detail"), createdAt: Timestamp.format(ms: try r.int64("created_at")),
                 read: seq <= readSeq, actorId: try r.string("actor_id"), post: post,
                 followState: type == .follow ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)
         }
     }
 
-    func list(recipientId: String, page: PageRequest) async throws -> Graph.ListNotifications.Reply {
+    func list(recipientId: String, page: PageRequest) async throws -> Notifications.ListNotifications.Reply {
         let before = try PageCursor.decode(page.cursor, list: "notifications", owner: recipientId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
@@ -257,7 +260,7 @@ struct SQLiteNotificationStore: NotificationStore {
                 let rows = try c.query(
                     "\(Self.select) WHERE n.recipient = ? AND n.seq < ? ORDER BY n.seq DESC LIMIT ?",
                     [recipient, before, limit + 1])
-                let items = try Self.decode(rows.prefix(limit), readSeq: read)
+                let items = try Self.decode(rows.prefix(limit), readSeq: read, ids: try NotificationIds.load(on: c))
                 return .init(
                     items: items,
                     nextCursor: rows.count > limit
@@ -268,7 +271,7 @@ struct SQLiteNotificationStore: NotificationStore {
         }
     }
 
-    func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Graph.NotificationsSince.Reply {
+    func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Notifications.NotificationsSince.Reply {
         try await database.read { c in
             try c.snapshot {
                 guard let recipient = try Keys.existingUser(recipientId, on: c) else { return .init(items: [], headSeq: 0) }
@@ -276,7 +279,8 @@ struct SQLiteNotificationStore: NotificationStore {
                     "\(Self.select) WHERE n.recipient = ? AND n.seq > ? ORDER BY n.seq LIMIT ?",
                     [recipient, afterSeq, min(max(limit, 1), 1_000)])
                 return .init(
-                    items: try Self.decode(rows, readSeq: try Self.readSeq(recipient, on: c)),
+                    items: try Self.decode(
+                        rows, readSeq: try Self.readSeq(recipient, on: c), ids: try NotificationIds.load(on: c)),
                     headSeq: try Self.head(recipient, on: c))
             }
         }
@@ -296,8 +300,8 @@ struct SQLiteNotificationStore: NotificationStore {
         }
     }
 
-    func streamStart(recipientId: String) async throws -> Graph.StreamStart.Reply {
-        if let known = try await database.read({ c -> Graph.StreamStart.Reply? in
+    func streamStart(recipientId: String) async throws -> Notifications.StreamStart.Reply {
+        if let known = try await database.read({ c -> Notifications.StreamStart.Reply? in
             try c.snapshot {
                 guard let key = try Keys.existingUser(recipientId, on: c) else { return nil }
                 return .init(recipientKey: key, headSeq: try Self.head(key, on: c))

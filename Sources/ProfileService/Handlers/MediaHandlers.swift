@@ -24,7 +24,7 @@ struct MediaHandlers: Sendable {
         host.onBinary(Profile.ReadMedia.self) { request, _, _ in try await read(request) }
         host.onBinary(Profile.SetProfilePhoto.self) { request, bytes, _ in
             if let bytes, (try? MediaProcessor.identify(bytes, declaredContentType: request.contentType))?.kind == .video {
-                throw ServiceError(code: "unsupported_media", message: "a profile photo must be an image", status: 415)
+                throw ServiceError(.unsupportedMedia, message: "a profile photo must be an image", status: 415)
             }
             let record = try await upload(ownerId: request.ownerId, contentType: request.contentType, bytes: bytes)
             let user = try await users.setPhoto(
@@ -45,7 +45,7 @@ struct MediaHandlers: Sendable {
             }
             if ["photo", "video"].contains(request.postType), request.postType != record.kind {
                 throw ServiceError.validation([
-                    FieldError(field: "postType", code: "invalid_field", message: "the media is a \(record.kind)")
+                    FieldError(field: "postType", .invalidField, message: "the media is a \(record.kind)")
                 ])
             }
             let media = record.media
@@ -62,7 +62,7 @@ struct MediaHandlers: Sendable {
     /// - Throws: 400 without bytes; 415, 413, 422 from the Media library (`ServiceError(MediaError)`).
     func upload(ownerId: String, contentType: String?, bytes: [UInt8]?) async throws -> MediaRecord {
         guard let bytes, !bytes.isEmpty else {
-            throw ServiceError(code: "unsupported_media", message: "the upload is empty", status: 415)
+            throw ServiceError(.unsupportedMedia, message: "the upload is empty", status: 415)
         }
         let processor = self.processor
         let processed: ProcessedMedia

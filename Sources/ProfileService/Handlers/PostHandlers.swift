@@ -55,7 +55,7 @@ struct PostHandlers: Sendable {
         if names.count > ProfileRules.maxTagged {
             errors.append(
                 FieldError(
-                    field: "taggedUsernames", code: "too_many", message: "at most \(ProfileRules.maxTagged) tagged users"))
+                    field: "taggedUsernames", .tooMany, message: "at most \(ProfileRules.maxTagged) tagged users"))
             names = []
         }
         guard let owner = try await users.user(id: request.ownerId) else { throw ServiceError.notFound("user") }
@@ -64,7 +64,7 @@ struct PostHandlers: Sendable {
         if !unknown.isEmpty {
             errors.append(
                 FieldError(
-                    field: "taggedUsernames", code: "unknown_user", message: "unknown: \(unknown.joined(separator: ", "))"))
+                    field: "taggedUsernames", .unknownUser, message: "unknown: \(unknown.joined(separator: ", "))"))
         }
         guard errors.isEmpty else { throw ServiceError.validation(errors) }
         return try await posts.create(

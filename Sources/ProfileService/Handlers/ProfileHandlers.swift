@@ -73,7 +73,7 @@ struct ProfileHandlers: Sendable {
         for key in request.clear where !Self.clearable.contains(key) {
             errors.append(
                 FieldError(
-                    field: key, code: "not_clearable", message: "only phone, gender, birthDate, profilePhotoURL can be cleared"))
+                    field: key, .notClearable, message: "only phone, gender, birthDate, profilePhotoURL can be cleared"))
         }
         let newUsername = username.flatMap { $0.lowercased() == current.username ? nil : $0 }
         let newEmail = email.flatMap { $0.lowercased() == current.email ? nil : $0 }

@@ -28,11 +28,11 @@ final class MediaWorkers: Sendable {
     ///   else what `body` throws.
     func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         guard await slots.acquire(maxWaiting: queueLimit) else {
-            throw ServiceError(code: "busy", message: "too many uploads are being processed", status: 503, retryAfter: 1)
+            throw ServiceError(.busy, message: "too many uploads are being processed", status: 503, retryAfter: 1)
         }
         if let deadline = RequestDeadline.current, Timestamp.nowMs() >= deadline {
             await slots.release()
-            throw ServiceError(code: "deadline_exceeded", message: "the deadline passed while waiting", status: 504)
+            throw ServiceError(.deadlineExceeded, message: "the deadline passed while waiting", status: 504)
         }
         let result: Result<T, any Error> = await withCheckedContinuation { continuation in
             queue.async { continuation.resume(returning: Result { try body() }) }

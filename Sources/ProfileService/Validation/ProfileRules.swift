@@ -36,7 +36,7 @@ enum ProfileRules {
             !value.isEmpty && value.count <= maxPhone && value.allSatisfy { allowed.contains($0) }
             && value.contains { $0.isASCII && $0.isNumber }
         return ok
-            ? nil : FieldError(field: "phone", code: "invalid_phone", message: "up to \(maxPhone) of digits, + - space ( )")
+            ? nil : FieldError(field: "phone", .invalidPhone, message: "up to \(maxPhone) of digits, + - space ( )")
     }
 
     /// Gender: one of `genders`.
@@ -44,13 +44,13 @@ enum ProfileRules {
         genders.contains(value)
             ? nil
             : FieldError(
-                field: "gender", code: "invalid_gender", message: "must be female, male, custom or prefer_not_to_say")
+                field: "gender", .invalidGender, message: "must be female, male, custom or prefer_not_to_say")
     }
 
     /// Birth date: `YYYY-MM-DD`, a real calendar date from 1900-01-01 to today (UTC).
     static func birthDate(_ value: String, now: Date = Date()) -> FieldError? {
         let error = FieldError(
-            field: "birthDate", code: "invalid_birth_date",
+            field: "birthDate", .invalidBirthDate,
             message: "must be a real date from 1900-01-01 to today, as YYYY-MM-DD")
         let parts = value.split(separator: "-", omittingEmptySubsequences: false)
         guard value.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
@@ -79,7 +79,7 @@ enum ProfileRules {
     /// (`TextRules.isBlank`); line breaks allowed.
     static func commentText(_ value: String) -> FieldError? {
         if TextRules.isBlank(value) {
-            return FieldError(field: "text", code: "empty", message: "must not be empty")
+            return FieldError(field: "text", .empty, message: "must not be empty")
         }
         return TextRules.noControlCharacters(value, field: "text", allowNewline: true)
             ?? TextRules.maxLength(value, maxText, field: "text")
@@ -88,7 +88,7 @@ enum ProfileRules {
     /// Post type: `photo` or `video`.
     static func postType(_ value: String) -> FieldError? {
         value == "photo" || value == "video"
-            ? nil : FieldError(field: "postType", code: "invalid_post_type", message: "must be photo or video")
+            ? nil : FieldError(field: "postType", .invalidPostType, message: "must be photo or video")
     }
 
     /// The registration's and the edit form's profile fields, every error at once.

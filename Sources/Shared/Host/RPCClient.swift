@@ -136,11 +136,11 @@ public final class RPCClient: Sendable {
                 let reply: ReplyEnvelope<R.Reply>
                 do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: .object(data)) } catch {
                     if let header = try? WireJSON.decode(ReplyHeader.self, from: .object(data)), let error = header.error {
-                        throw error
+                        throw error.receivedFromPeer()
                     }
                     throw ServiceError.internal("cannot decode reply to \(R.type): \(error)")
                 }
-                if let error = reply.error { throw error }
+                if let error = reply.error { throw error.receivedFromPeer() }
                 guard let body = reply.body else { throw ServiceError.internal("reply to \(R.type) has no body") }
                 return (body, replyBinary)
             case .timedOut:

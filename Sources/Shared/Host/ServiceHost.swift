@@ -109,7 +109,7 @@ public final class ServiceHost: Service {
             } catch {
                 reply = ReplyEnvelope(
                     id: context.correlationId, type: context.type, body: nil,
-                    error: .badRequest("malformed_body", "body does not match \(context.type): \(error)"))
+                    error: .badRequest(.malformedBody, "body does not match \(context.type): \(error)"))
             }
             let envelope = (try? WireJSON.encode(reply)) ?? []
             return replyBinary.map { [envelope, $0] } ?? [envelope]
@@ -247,7 +247,7 @@ public final class ServiceHost: Service {
         for (id, routing) in inflight {
             let reply = ReplyEnvelope<Empty>(
                 id: id, type: "", body: nil,
-                error: ServiceError(code: "shutting_down", message: "\(name) is shutting down", status: 503))
+                error: ServiceError(.shuttingDown, message: "\(name) is shutting down", status: 503))
             if let bytes = try? WireJSON.encode(reply) { _ = try? router.send(routing + [bytes], dontWait: true) }
         }
         router.close()
@@ -292,23 +292,23 @@ public final class ServiceHost: Service {
         guard case .object(let envelope)? = try? JSONParser.parse(payload),
             let header = try? WireJSON.decode(RequestHeader.self, from: .object(envelope))
         else {
-            reply("", "", .badRequest("malformed_envelope", "not a request envelope"))
+            reply("", "", .badRequest(.malformedEnvelope, "not a request envelope"))
             return
         }
         let body = envelope["body"] ?? .null
         guard header.v == wireVersion else {
             reply(
-                header.id, header.type, .badRequest("unsupported_version", "envelope version \(header.v) is not \(wireVersion)"))
+                header.id, header.type, .badRequest(.unsupportedVersion, "envelope version \(header.v) is not \(wireVersion)"))
             return
         }
         if stopping {
-            reply(header.id, header.type, ServiceError(code: "shutting_down", message: "\(name) is shutting down", status: 503))
+            reply(header.id, header.type, ServiceError(.shuttingDown, message: "\(name) is shutting down", status: 503))
             return
         }
         if header.deadline < Timestamp.nowMs() {
             reply(
                 header.id, header.type,
-                ServiceError(code: "deadline_exceeded", message: "deadline passed before handling", status: 504))
+                ServiceError(.deadlineExceeded, message: "deadline passed before handling", status: 504))
             return
         }
         if header.type == Ops.Ping.type {
@@ -322,7 +322,7 @@ public final class ServiceHost: Service {
         guard let handler = handlers.withLock({ $0[header.type] }) else {
             // Counted under one key: a caller cannot grow the counters with made-up types.
             count("requests.unknown_type")
-            reply(header.id, header.type, .badRequest("unknown_type", "no handler for \(header.type)"))
+            reply(header.id, header.type, .badRequest(.unknownType, "no handler for \(header.type)"))
             return
         }
         count("requests.\(header.type)")

@@ -1,6 +1,6 @@
 /// A request/reply message pair with its wire type name.
 ///
-/// Each service's messages are nested in one namespace (`Auth.Login`, `Graph.Follow`), so the
+/// Each service's messages are nested in one namespace (`Auth.Login`, `Notifications.Follow`), so the
 /// gateway and the service compile against the same definition; the JSON is the contract.
 public protocol RPC {
     associatedtype Request: Codable & Sendable

@@ -18,6 +18,7 @@ public struct ServiceRuntime: Sendable {
         self.env = env
         let logger = Logger(service: name)
         self.logger = logger
+        UnknownWireValues.log(with: logger)
         self.context = ZMQContext()
         self.security = try CurveSecurity.fromEnvironment(env, context: context, logger: logger)
         TransportSecurity.current = security

@@ -151,7 +151,7 @@ public final class Database: @unchecked Sendable {
     var pendingWrites: Int { queued.withLock { $0.writes.count } }
 
     private static let deadlineExceeded = ServiceError(
-        code: "deadline_exceeded", message: "deadline passed while waiting for the database", status: 504)
+        .deadlineExceeded, message: "deadline passed while waiting for the database", status: 504)
 
     /// Applies queued writes, up to `maxWritesPerCommit` per transaction, until none are left
     /// (runs on the writer queue).

@@ -5,7 +5,7 @@ public enum Outbox {
     /// `event_cursor` (the last sequence number applied per producer this service subscribes
     /// to, read and written only by `EventSubscriber`). `IF NOT EXISTS`: databases from before
     /// named migrations created them without a record.
-    static let migrations = [
+    public static let migrations = [
         Migration(
             "shared.1-outbox",
             """

@@ -31,7 +31,7 @@ public enum TextRules {
         }
         let code = String(bad.value, radix: 16, uppercase: true)
         return FieldError(
-            field: field, code: "invalid_field",
+            field: field, .invalidField,
             message: "must not contain control characters (found U+\(String(repeating: "0", count: 4 - code.count))\(code))"
         )
     }
@@ -39,6 +39,6 @@ public enum TextRules {
     /// Refuses a value longer than `max` characters (extended grapheme clusters, what a user
     /// counts), with code `too_long`.
     public static func maxLength(_ value: String, _ max: Int, field: String) -> FieldError? {
-        value.count <= max ? nil : FieldError(field: field, code: "too_long", message: "must be at most \(max) characters")
+        value.count <= max ? nil : FieldError(field: field, .tooLong, message: "must be at most \(max) characters")
     }
 }

@@ -10,7 +10,7 @@ public enum URLRules {
     /// must be percent-encoded), valid percent-escapes, at most `maxLength` characters.
     /// - Returns: the `invalid_url` error for `field`, or nil.
     public static func httpURL(_ value: String, field: String) -> FieldError? {
-        func error(_ message: String) -> FieldError { FieldError(field: field, code: "invalid_url", message: message) }
+        func error(_ message: String) -> FieldError { FieldError(field: field, .invalidURL, message: message) }
         if value.isEmpty { return error("must be an absolute http or https URL") }
         if value.count > maxLength { return error("is too long: at most \(maxLength) characters") }
         let bytes = Array(value.utf8)

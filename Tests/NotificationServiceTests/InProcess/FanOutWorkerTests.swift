@@ -45,7 +45,7 @@ struct FanOutWorkerTests {
             var counts: [String: Int] = [:]
             for user in fans + quiet {
                 let items = try await service.since(user, after: 0, limit: 1_000).items
-                counts[user.id] = items.count { $0.type == "post" && $0.post?.id == post }
+                counts[user.id] = items.count { $0.type == .post && $0.post?.id == post }
             }
             return counts
         }
@@ -96,7 +96,7 @@ struct FanOutWorkerTests {
         #expect(steps >= 10 / Self.batch)
         try await setup.expectEveryFanNotifiedOnce()
         let fan = try await setup.service.notifications(setup.fans[0]).items.first
-        #expect(fan?.type == "post" && fan?.actorId == setup.star.id && fan?.detail == nil)
+        #expect(fan?.type == .post && fan?.actorId == setup.star.id && fan?.detail == nil)
         #expect(fan?.post == .init(id: "big", thumbnailURL: "https://img.example/big.jpg"))
     }
 

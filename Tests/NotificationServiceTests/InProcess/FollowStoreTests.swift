@@ -20,13 +20,13 @@ struct FollowStoreTests {
     let carol = user("carol")
 
     @discardableResult
-    func follow(_ a: UserRef, _ b: UserRef, notifyPosts: Bool? = nil) async throws -> Graph.Follow.Reply {
+    func follow(_ a: UserRef, _ b: UserRef, notifyPosts: Bool? = nil) async throws -> Notifications.Follow.Reply {
         try await store.follow(follower: a, followee: b, notifyPosts: notifyPosts, nowMs: Timestamp.nowMs())
     }
 
-    func changes() async throws -> [Graph.FollowChanged] {
-        try await database.outbox(after: 0, limit: 1_000).events.filter { $0.type == Graph.FollowChanged.type }.map {
-            try WireJSON.decode(EventEnvelope<Graph.FollowChanged>.self, from: $0.envelope).body
+    func changes() async throws -> [Notifications.FollowChanged] {
+        try await database.outbox(after: 0, limit: 1_000).events.filter { $0.type == Notifications.FollowChanged.type }.map {
+            try WireJSON.decode(EventEnvelope<Notifications.FollowChanged>.self, from: $0.envelope).body
         }
     }
 
@@ -53,7 +53,7 @@ struct FollowStoreTests {
         // Unknown users have zero counts, not an error (the handlers answer 404 for them).
         #expect(try await store.header(userId: "u-nobody", viewerId: alice.id).followers == 0)
 
-        // graph.follow.changed only on a real change: follow, notifyPosts on, carol, unfollow.
+        // notification.follow.changed only on a real change: follow, notifyPosts on, carol, unfollow.
         let changes = try await changes()
         #expect(changes.map(\.following) == [true, true, true, false])
         #expect(changes.map(\.notifyPosts) == [false, true, false, true])
@@ -67,7 +67,7 @@ struct FollowStoreTests {
         try await follow(alice, bob, notifyPosts: true)
         let notifications = SQLiteNotificationStore(database: database)
         let list = try await notifications.list(recipientId: bob.id, page: .init())
-        #expect(list.items.map(\.type) == ["follow"])
+        #expect(list.items.map(\.type.wire) == ["follow"])
         #expect(list.items.map(\.actorId) == [alice.id])
         #expect(list.items.first?.seq == 1)
         #expect(try await notifications.list(recipientId: alice.id, page: .init()).items.isEmpty)

@@ -24,7 +24,7 @@ struct GraphHandlerTests {
         #expect(try await s.unfollow(alice, "bob") == .init(followState: .notFollowing))  // idempotent
         #expect(try await s.header(alice, "bob").followers == 0)
         #expect(try await s.header(alice, "alice").following == 0)
-        #expect(try await s.outboxTypes().filter { $0 == Graph.FollowChanged.type }.count == 3)
+        #expect(try await s.outboxTypes().filter { $0 == Notifications.FollowChanged.type }.count == 3)
     }
 
     @Test func followingYourselfIs422() async throws {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import NotificationService
 
-/// `graph.import_follows` (ImportHandlers, FollowImport) called directly: edges and counts in
+/// `notification.import_follows` (ImportHandlers, FollowImport) called directly: edges and counts in
 /// one transaction, no notifications, one event per request, idempotent, ids the replica has
 /// not seen resolved at AuthService (in batches of its lookup limit), unknown ones 404.
 struct ImportFollowsTests {
@@ -14,14 +14,14 @@ struct ImportFollowsTests {
         try await ImportHandlers(replica: s.app.replica).importFollows(
             .init(followeeId: followee.id, followerIds: followers.map(\.id), notifyPosts: notifyPosts),
             RequestContext(
-                correlationId: RandomID.make(), type: Graph.ImportFollows.type, deadline: Timestamp.nowMs() + 60_000,
+                correlationId: RandomID.make(), type: Notifications.ImportFollows.type, deadline: Timestamp.nowMs() + 60_000,
                 trace: RandomID.make(), logger: InProcessService.logger)
         ).created
     }
 
-    func importedEvents(_ s: InProcessService) async throws -> [Graph.FollowsImported] {
-        try await s.database.outbox(after: 0, limit: 1_000).events.filter { $0.type == Graph.FollowsImported.type }.map {
-            try WireJSON.decode(EventEnvelope<Graph.FollowsImported>.self, from: $0.envelope).body
+    func importedEvents(_ s: InProcessService) async throws -> [Notifications.FollowsImported] {
+        try await s.database.outbox(after: 0, limit: 1_000).events.filter { $0.type == Notifications.FollowsImported.type }.map {
+            try WireJSON.decode(EventEnvelope<Notifications.FollowsImported>.self, from: $0.envelope).body
         }
     }
 
@@ -47,7 +47,7 @@ struct ImportFollowsTests {
         }
         #expect(notified == fans.map(\.id).sorted())
         #expect(try await s.allNotifications(celebrity).isEmpty)
-        #expect(try await s.outboxTypes() == [Graph.FollowsImported.type])
+        #expect(try await s.outboxTypes() == [Notifications.FollowsImported.type])
         #expect(
             try await importedEvents(s) == [
                 .init(followeeId: celebrity.id, followerIds: fans.map(\.id), notifyPosts: true)
@@ -120,7 +120,7 @@ struct ImportFollowsTests {
         let fan = try await s.user("fan")
         let none = await #expect(throws: ServiceError.self) { _ = try await importFollows(s, celebrity, []) }
         #expect(none?.status == 400 && none?.code == "invalid_request" && none?.fields?.map(\.field) == ["followerIds"])
-        let tooMany = Array(repeating: fan, count: Graph.ImportFollows.maxFollowers + 1)
+        let tooMany = Array(repeating: fan, count: Notifications.ImportFollows.maxFollowers + 1)
         let many = await #expect(throws: ServiceError.self) { _ = try await importFollows(s, celebrity, tooMany) }
         #expect(many?.status == 400 && many?.code == "invalid_request")
         let selfFollow = await #expect(throws: ServiceError.self) {

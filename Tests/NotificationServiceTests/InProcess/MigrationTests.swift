@@ -64,7 +64,7 @@ struct MigrationTests {
         let list = try await store.list(recipientId: "u-owner", page: .init(limit: 100))
         #expect(list.items.map(\.seq) == (1...old.count).reversed().map { Int64($0) })
         #expect(list.items.reversed().map(\.detail) == old.map(\.detail))
-        #expect(list.items.reversed().map(\.type) == old.map(\.type))
+        #expect(list.items.reversed().map(\.type.wire) == old.map(\.type))
         #expect(list.unreadCount == old.count - 2)
         // Rendered with the same usernames, the texts are what was stored.
         let names = ["u-alice": "alice", "u-bob": "bob", "u-gone": "someone", "u-commented": "commented"]
@@ -72,14 +72,14 @@ struct MigrationTests {
             list.items.reversed().map {
                 NotificationText.render(type: $0.type, actorUsername: names[$0.actorId]!, detail: $0.detail)
             } == old.map(\.text))
-        // Times, posts and follow states carried over; ids are recipient key and seq now.
+        // Times, posts and follow states carried over; ids are opaque (NotificationIds) now.
         #expect(list.items.allSatisfy { $0.createdAt == "2026-11-30T12:00:00.000Z" })
         #expect(list.items.last?.followState == .notFollowing && list.items.last?.post == nil)
         #expect(list.items.first?.post == .init(id: "p9", thumbnailURL: "https://img.example/p9.jpg"))
         #expect(Set(list.items.map(\.id)).count == old.count)
         // The service goes on where the old one stopped; the old like is not notified twice.
         let writer = NotificationWriter(delivery: .none)
-        func like(_ actor: String) async throws -> Graph.Notification? {
+        func like(_ actor: String) async throws -> Notifications.Notification? {
             try await database.write { tx in
                 try writer.insert(
                     NewNotification(
@@ -132,5 +132,34 @@ struct MigrationTests {
         let edges = try await app.graph.listEdges(
             .init(viewerId: "u-bob", username: "BOB", following: false, page: .init()))
         #expect(edges.items == [.init(userId: "u-alice", followState: .notFollowing)])
+    }
+    /// `notification.9-event-names`: a database whose outbox holds events under the service's
+    /// old name (`graph.follow.changed`, `graph.follows.imported`) replays them under the new
+    /// one; other rows are left as they were.
+    @Test func outboxEventsFromBeforeTheRenameReplayUnderTheNewNames() async throws {
+        let directory = makeTemporaryDirectory("notification-event-names")
+        let before = (Outbox.migrations + NotificationSchema.migrations).filter { $0.id != "notification.9-event-names" }
+        #expect(before.count == Outbox.migrations.count + NotificationSchema.migrations.count - 1)
+        do {
+            let c = try SQLiteConnection(path: "\(directory)/notification.sqlite")
+            try Migrator.migrate(c, before, legacy: NotificationSchema.legacy)
+            try c.execute(
+                """
+                INSERT INTO outbox(type, time, body) VALUES
+                    ('graph.follow.changed', 't1',
+                     '{"followeeId":"u2","followerId":"u1","following":true,"notifyPosts":false}'),
+                    ('graph.follows.imported', 't2', '{"followeeId":"u0","followerIds":["u1"],"notifyPosts":true}'),
+                    ('graphical.other', 't3', '{}');
+                """)
+        }
+        let database = try TestDatabase.open(in: directory)
+        let events = try await database.outbox(after: 0, limit: 10).events
+        #expect(events.map(\.type) == [Notifications.FollowChanged.type, Notifications.FollowsImported.type, "graphical.other"])
+        let changed = try WireJSON.decode(EventEnvelope<Notifications.FollowChanged>.self, from: events[0].envelope)
+        #expect(changed.type == "notification.follow.changed" && changed.seq == 1 && changed.producer == "notification")
+        #expect(changed.body == .init(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false))
+        let imported = try WireJSON.decode(EventEnvelope<Notifications.FollowsImported>.self, from: events[1].envelope)
+        #expect(imported.type == "notification.follows.imported")
+        #expect(imported.body == .init(followeeId: "u0", followerIds: ["u1"], notifyPosts: true))
     }
 }

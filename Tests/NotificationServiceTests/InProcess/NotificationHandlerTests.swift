@@ -15,7 +15,7 @@ struct NotificationHandlerTests {
         var list = try await s.notifications(bob)
         #expect(list.unreadCount == 1)
         let note = try #require(list.items.first)
-        #expect(note.type == "follow" && note.actorId == alice.id && note.detail == nil && note.post == nil)
+        #expect(note.type == .follow && note.actorId == alice.id && note.detail == nil && note.post == nil)
         #expect(note.seq == 1 && !note.read && note.followState == .notFollowing)
         #expect(
             NotificationText.render(type: note.type, actorUsername: "alice", detail: note.detail)
@@ -62,12 +62,12 @@ struct NotificationHandlerTests {
             #expect(!note.read)
             let text = NotificationText.render(type: note.type, actorUsername: actors[x].username, detail: note.detail)
             if x % 2 == 0 {
-                #expect(note.type == "follow")
+                #expect(note.type == .follow)
                 #expect(text == "email\(x) started following you.")
                 #expect(note.followState == (x < 50 ? .following : .notFollowing))
                 #expect(note.post == nil)
             } else {
-                #expect(note.type == "like")
+                #expect(note.type == .like)
                 #expect(text == "email\(x) liked your photo.")
                 #expect(note.post == .init(id: "post \(x)", thumbnailURL: photo))
                 #expect(note.followState == nil)

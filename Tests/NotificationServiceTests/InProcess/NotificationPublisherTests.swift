@@ -9,15 +9,16 @@ import Testing
 /// `seq` sit in the middle of the object, and a nested `post.id` must not be taken for them).
 struct NotificationPublisherTests {
     @Test func eachMessageIsTheRecipientsOwnEncoding() throws {
-        let template = Graph.Notification(
-            id: "", seq: 0, type: "like", detail: "photo", createdAt: "2026-12-02T07:00:00.000Z", read: false,
+        let ids = NotificationIds(secret: Array(repeating: 3, count: 32))
+        let template = Notifications.Notification(
+            id: "", seq: 0, type: .like, detail: "photo", createdAt: "2026-12-02T07:00:00.000Z", read: false,
             actorId: "a1", post: .init(id: "p1", thumbnailURL: "/media/p1/square320"), followState: nil)
         let recipients: [(key: Int64, seq: Int64)] = [(1, 1), (2, 17), (300, 123_456_789)]
-        let messages = NotificationPublisher.messages(template, recipients) { _ in true }
+        let messages = NotificationPublisher.messages(template, recipients, ids: ids) { _ in true }
         #expect(messages.count == 3)
         for (message, r) in zip(messages, recipients) {
             var expected = template
-            expected.id = NotificationWriter.id(recipient: r.key, seq: r.seq)
+            expected.id = ids.id(recipient: r.key, seq: r.seq)
             expected.seq = r.seq
             #expect(message.payload == (try WireJSON.encode(expected)))
             #expect(message.topic == NotificationRouting.topic(recipientKey: r.key))

@@ -21,7 +21,7 @@ struct NotificationStoreTests {
     /// Stores a like of `post` by `actor` for `recipient`. - Returns: what was stored (nil: nothing).
     @discardableResult
     func like(_ actor: String, _ recipient: String = "u-owner", post: String, type: String = "photo") async throws
-        -> Graph.Notification?
+        -> Notifications.Notification?
     {
         let writer = self.writer
         return try await database.write { tx in
@@ -46,7 +46,7 @@ struct NotificationStoreTests {
 
     @Test func eachRecipientGetsConsecutiveSeqsAndRepeatsAreAbsorbed() async throws {
         let first = try #require(try await like("u-a", post: "p1"))
-        #expect(first.seq == 1 && first.type == "like" && first.detail == "photo" && !first.read)
+        #expect(first.seq == 1 && first.type == .like && first.detail == "photo" && !first.read)
         #expect(first.post == .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"))
         #expect(try await like("u-a", post: "p1") == nil)  // the same action again
         #expect(try await like("u-owner", post: "p1") == nil)  // one's own action
@@ -134,7 +134,7 @@ struct NotificationStoreTests {
         _ = try await follows.follow(follower: alice, followee: bob, notifyPosts: nil, nowMs: Timestamp.nowMs())
         let before = try await store.list(recipientId: bob.id, page: .init()).items
         #expect(before.map(\.followState) == [.notFollowing])
-        #expect(before.first?.type == "follow" && before.first?.post == nil && before.first?.detail == nil)
+        #expect(before.first?.type == .follow && before.first?.post == nil && before.first?.detail == nil)
         _ = try await follows.follow(follower: bob, followee: alice, notifyPosts: nil, nowMs: Timestamp.nowMs())  // follow back
         #expect(try await store.list(recipientId: bob.id, page: .init()).items.map(\.followState) == [.following])
         #expect(try await store.since(recipientId: bob.id, afterSeq: 0, limit: 10).items.map(\.followState) == [.following])

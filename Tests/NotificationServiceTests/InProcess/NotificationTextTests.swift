@@ -20,7 +20,7 @@ struct NotificationTextTests {
             ("post", nil, "alice shared a new post."),
         ] as [(String, String?, String)])
     func theAPITexts(type: String, detail: String?, text: String) {
-        #expect(NotificationText.render(type: type, actorUsername: "alice", detail: detail) == text)
+        #expect(NotificationText.render(type: NotificationKind(wire: type), actorUsername: "alice", detail: detail) == text)
     }
 
     @Test func theTableHasNoTextColumn() async throws {
@@ -60,7 +60,7 @@ struct NotificationTextTests {
             }
         }
         let notes = try await s.allNotifications(bob)
-        #expect(notes.map(\.type) == ["post", "tag", "comment", "like", "like", "follow"])
+        #expect(notes.map(\.type.wire) == ["post", "tag", "comment", "like", "like", "follow"])
         #expect(notes.map(\.detail) == [nil, nil, "nice!", "video", "photo", nil])
         #expect(
             try await texts() == [

@@ -8,8 +8,8 @@ import Testing
 /// likes, comments, tags and new posts make notifications (never for one's own actions),
 /// deletions remove a post's notifications, repeats and replays make no duplicates.
 struct ProfileEventTests {
-    static let p1 = Graph.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
-    static let p2 = Graph.Notification.PostRef(id: "p2", thumbnailURL: "https://img.example/p2.jpg")
+    static let p1 = Notifications.Notification.PostRef(id: "p1", thumbnailURL: "https://img.example/p1.jpg")
+    static let p2 = Notifications.Notification.PostRef(id: "p2", thumbnailURL: "https://img.example/p2.jpg")
 
     static func comment(_ id: String, by user: Identity, on owner: Identity, _ text: String) -> Profile.PostCommented {
         Profile.PostCommented(
@@ -45,7 +45,7 @@ struct ProfileEventTests {
 
         let ownerNotes = try await s.allNotifications(owner)
         #expect(ownerNotes.map(\.seq) == [6, 5, 4, 3, 2, 1])
-        #expect(ownerNotes.map(\.type) == ["comment", "comment", "like", "like", "follow", "follow"])
+        #expect(ownerNotes.map(\.type.wire) == ["comment", "comment", "like", "like", "follow", "follow"])
         #expect(ownerNotes.map(\.detail) == ["two\nlines", "nice!", "video", "photo", nil, nil])
         #expect(ownerNotes.map(\.actorId) == Array(repeating: liker.id, count: 4) + [quietFan.id, fan.id])
         #expect(ownerNotes.map(\.post?.id) == ["p1", "p1", "v1", "p1", nil, nil])
@@ -53,11 +53,11 @@ struct ProfileEventTests {
         #expect(ownerNotes.prefix(4).allSatisfy { $0.followState == nil && !$0.read })
 
         let fanNotes = try await s.allNotifications(fan)
-        #expect(fanNotes.map(\.type) == ["post", "follow"])
+        #expect(fanNotes.map(\.type.wire) == ["post", "follow"])
         #expect(fanNotes[0].post == Self.p2 && fanNotes[0].actorId == owner.id && fanNotes[0].detail == nil)
         #expect(try await s.allNotifications(quietFan).isEmpty)
         let taggedNotes = try await s.allNotifications(tagged)
-        #expect(taggedNotes.map(\.type) == ["tag"])  // once, though tagged twice
+        #expect(taggedNotes.map(\.type.wire) == ["tag"])  // once, though tagged twice
         #expect(taggedNotes.first?.post == Self.p2 && taggedNotes.first?.actorId == owner.id)
         // Nobody is notified of their own actions.
         for user in ids {
@@ -79,14 +79,14 @@ struct ProfileEventTests {
         try await feed.like(liker, owner, post: "p2")
         try await feed.emit(Self.newPost("p3", by: owner, tagging: [tagged]))
         #expect(try await s.allNotifications(owner).map(\.seq) == [4, 3, 2, 1])
-        #expect(try await s.allNotifications(tagged).map(\.type) == ["tag"])
-        #expect(try await s.allNotifications(fan).map(\.type) == ["post", "follow"])
+        #expect(try await s.allNotifications(tagged).map(\.type.wire) == ["tag"])
+        #expect(try await s.allNotifications(fan).map(\.type.wire) == ["post", "follow"])
 
         try await feed.emit(Profile.PostDeleted(postId: "p1", ownerId: owner.id))
         #expect(try await s.allNotifications(owner).map(\.post?.id) == ["p2", nil])
         #expect(try await s.notifications(owner).unreadCount == 2)
         try await feed.emit(Profile.PostDeleted(postId: "p3", ownerId: owner.id))
-        #expect(try await s.allNotifications(fan).map(\.type) == ["follow"])
+        #expect(try await s.allNotifications(fan).map(\.type.wire) == ["follow"])
         #expect(try await s.allNotifications(tagged).isEmpty)
         // Seqs are never reused.
         try await feed.like(fan, owner, post: "p2")
@@ -125,8 +125,8 @@ struct ProfileEventTests {
         #expect(notes.map(\.seq) == (1...42).reversed().map { Int64($0) })
         #expect(notes.first?.detail == "video" && notes.first?.actorId == likers[0].id)
         #expect(notes.dropFirst().prefix(40).map(\.actorId) == likers.reversed().map(\.id))
-        #expect(notes.last?.type == "follow")
-        #expect(try await s.allNotifications(fan).map(\.type) == ["post"])
+        #expect(notes.last?.type == .follow)
+        #expect(try await s.allNotifications(fan).map(\.type.wire) == ["post"])
 
         // The same events sent again (ProfileService replaying after its own restart).
         try await feed.like(likers[5], owner, post: "p1")

@@ -48,7 +48,7 @@ struct ServiceProcessTests {
         try await h.waitForEvents(of: h.profile)
         let again = try await h.notifications(owner)
         #expect(again.items.map(\.seq) == [4, 3, 2, 1])  // seq 4: late's follow
-        #expect(again.items.map(\.type) == ["follow", "like", "like", "like"])
+        #expect(again.items.map(\.type.wire) == ["follow", "like", "like", "like"])
     }
 
     @Test func aFanOutUnderWayWhenTheServiceStoppedCompletesAfterItRestarts() async throws {
@@ -91,7 +91,7 @@ struct ServiceProcessTests {
         }
         try await forEach(notified) { fan in
             let items = try await h.since(fan, after: 0).items
-            #expect(items.map(\.type) == ["post"], "\(fan.username)")
+            #expect(items.map(\.type.wire) == ["post"], "\(fan.username)")
             #expect(items.first?.post?.id == "big" && items.first?.actorId == star.id, "\(fan.username)")
         }
         try await forEach(quiet) { fan in
@@ -109,7 +109,7 @@ struct ServiceProcessTests {
         try await h.waitForEvents(of: h.auth.producer)
 
         // A subscriber to bob's topic only, as a gateway holding bob's stream.
-        let start = try await h.client.call(Graph.StreamStart.self, .init(recipientId: bob.id))
+        let start = try await h.client.call(Notifications.StreamStart.self, .init(recipientId: bob.id))
         #expect(start.headSeq == 0)
         let received = Locked<[TopicItem]>([])
         let subscriber = TopicSubscriber(
@@ -136,8 +136,8 @@ struct ServiceProcessTests {
             if case .message(let m) = item { m } else { nil }
         }
         #expect(messages.allSatisfy { $0.topic == topic })
-        let events = try messages.map { try WireJSON.decode(Graph.Notification.self, from: $0.payload) }
-        #expect(events.map(\.type) == ["follow", "like"])
+        let events = try messages.map { try WireJSON.decode(Notifications.Notification.self, from: $0.payload) }
+        #expect(events.map(\.type.wire) == ["follow", "like"])
         #expect(events.map(\.seq) == [1, 2])
         #expect(events.map(\.actorId) == [alice.id, alice.id])
         #expect(events.map(\.detail) == [nil, "video"])
@@ -145,7 +145,7 @@ struct ServiceProcessTests {
         #expect(events[1].post == .init(id: "v1", thumbnailURL: "https://img.example/v1.jpg"))
         // What was delivered is what the service lists.
         #expect(try await h.since(bob, after: 0).items == events)
-        let heads = try await h.client.call(Graph.Heads.self, .init(recipientKeys: [start.recipientKey, 999_999]))
+        let heads = try await h.client.call(Notifications.Heads.self, .init(recipientKeys: [start.recipientKey, 999_999]))
         #expect(heads.heads == [2, 0])
     }
 }

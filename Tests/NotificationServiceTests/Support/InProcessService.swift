@@ -79,22 +79,22 @@ final class InProcessService: Sendable {
     // MARK: Graph
 
     @discardableResult
-    func follow(_ follower: Identity, _ username: String, notifyPosts: Bool? = nil) async throws -> Graph.Follow.Reply {
+    func follow(_ follower: Identity, _ username: String, notifyPosts: Bool? = nil) async throws -> Notifications.Follow.Reply {
         try await app.graph.follow(.init(followerId: follower.id, username: username, notifyPosts: notifyPosts))
     }
 
     @discardableResult
-    func unfollow(_ follower: Identity, _ username: String) async throws -> Graph.Unfollow.Reply {
+    func unfollow(_ follower: Identity, _ username: String) async throws -> Notifications.Unfollow.Reply {
         try await app.graph.unfollow(.init(followerId: follower.id, username: username))
     }
 
-    func header(_ viewer: Identity, _ username: String) async throws -> Graph.Header.Reply {
+    func header(_ viewer: Identity, _ username: String) async throws -> Notifications.Header.Reply {
         try await app.graph.header(.init(viewerId: viewer.id, username: username))
     }
 
     func edges(
         _ viewer: Identity, _ username: String, following: Bool = false, limit: Int = 20, cursor: String? = nil
-    ) async throws -> Page<Graph.Entry> {
+    ) async throws -> Page<Notifications.Entry> {
         try await app.graph.listEdges(
             .init(viewerId: viewer.id, username: username, following: following, page: .init(limit: limit, cursor: cursor)))
     }
@@ -102,14 +102,14 @@ final class InProcessService: Sendable {
     // MARK: Notifications
 
     func notifications(_ user: Identity, limit: Int = 100, cursor: String? = nil) async throws
-        -> Graph.ListNotifications.Reply
+        -> Notifications.ListNotifications.Reply
     {
         try await app.notifications.list(.init(recipientId: user.id, page: .init(limit: limit, cursor: cursor)))
     }
 
     /// Every notification of `user`, newest first, through all pages of `pageSize`.
-    func allNotifications(_ user: Identity, pageSize: Int = 20) async throws -> [Graph.Notification] {
-        var items: [Graph.Notification] = []
+    func allNotifications(_ user: Identity, pageSize: Int = 20) async throws -> [Notifications.Notification] {
+        var items: [Notifications.Notification] = []
         var cursor: String? = nil
         repeat {
             let page = try await notifications(user, limit: pageSize, cursor: cursor)
@@ -123,12 +123,12 @@ final class InProcessService: Sendable {
         try await app.notifications.markRead(.init(recipientId: user.id, upToSeq: seq)).unreadCount
     }
 
-    func since(_ user: Identity, after seq: Int64, limit: Int = 100) async throws -> Graph.NotificationsSince.Reply {
+    func since(_ user: Identity, after seq: Int64, limit: Int = 100) async throws -> Notifications.NotificationsSince.Reply {
         try await app.notifications.since(.init(recipientId: user.id, afterSeq: seq, limit: limit))
     }
 
     /// The notifications delivered so far, in order, with their recipients.
-    func published() async throws -> [(recipientId: String, notification: Graph.Notification)] {
+    func published() async throws -> [(recipientId: String, notification: Notifications.Notification)] {
         try await delivered.notifications(in: database)
     }
 

@@ -109,20 +109,21 @@ final class ProcessHarness: @unchecked Sendable {
     // MARK: Requests
 
     @discardableResult
-    func follow(_ follower: Identity, _ username: String, notifyPosts: Bool? = nil) async throws -> Graph.Follow.Reply {
-        try await client.call(Graph.Follow.self, .init(followerId: follower.id, username: username, notifyPosts: notifyPosts))
+    func follow(_ follower: Identity, _ username: String, notifyPosts: Bool? = nil) async throws -> Notifications.Follow.Reply {
+        try await client.call(
+            Notifications.Follow.self, .init(followerId: follower.id, username: username, notifyPosts: notifyPosts))
     }
 
-    func header(_ viewer: Identity, _ username: String) async throws -> Graph.Header.Reply {
-        try await client.call(Graph.Header.self, .init(viewerId: viewer.id, username: username))
+    func header(_ viewer: Identity, _ username: String) async throws -> Notifications.Header.Reply {
+        try await client.call(Notifications.Header.self, .init(viewerId: viewer.id, username: username))
     }
 
-    func since(_ user: Identity, after seq: Int64, limit: Int = 1_000) async throws -> Graph.NotificationsSince.Reply {
-        try await client.call(Graph.NotificationsSince.self, .init(recipientId: user.id, afterSeq: seq, limit: limit))
+    func since(_ user: Identity, after seq: Int64, limit: Int = 1_000) async throws -> Notifications.NotificationsSince.Reply {
+        try await client.call(Notifications.NotificationsSince.self, .init(recipientId: user.id, afterSeq: seq, limit: limit))
     }
 
-    func notifications(_ user: Identity) async throws -> Graph.ListNotifications.Reply {
-        try await client.call(Graph.ListNotifications.self, .init(recipientId: user.id, page: .init(limit: 100)))
+    func notifications(_ user: Identity) async throws -> Notifications.ListNotifications.Reply {
+        try await client.call(Notifications.ListNotifications.self, .init(recipientId: user.id, page: .init(limit: 100)))
     }
 
     /// A like by `liker` on `owner`'s post, from the fake ProfileService.

@@ -20,7 +20,7 @@ final class DeliveryRecorder: Sendable {
     /// The delivered notifications as (recipient id, notification), the recipient resolved
     /// from its topic's key in `database`.
     /// - Throws: `SQLiteError`, or a decoding error for a payload that is not a notification.
-    func notifications(in database: Database) async throws -> [(recipientId: String, notification: Graph.Notification)] {
+    func notifications(in database: Database) async throws -> [(recipientId: String, notification: Notifications.Notification)] {
         let messages = self.messages.withLock { $0 }
         let ids = try await database.read { c in
             try Dictionary(
@@ -29,7 +29,7 @@ final class DeliveryRecorder: Sendable {
         }
         return try messages.map { m in
             let key = NotificationRouting.recipientKey(topic: m.topic) ?? -1
-            return (ids[key] ?? "?", try WireJSON.decode(Graph.Notification.self, from: m.payload))
+            return (ids[key] ?? "?", try WireJSON.decode(Notifications.Notification.self, from: m.payload))
         }
     }
 }

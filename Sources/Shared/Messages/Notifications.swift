@@ -1,10 +1,10 @@
 /// NotificationService's messages: the follow graph and notifications.
 /// Producer name for events: `notification`.
-public enum Graph {
+public enum Notifications {
     /// Follows `username` (idempotent; `notifyPosts` nil keeps the current flag, default false).
     /// Errors: 404 `not_found`, 422 `cannot_follow_self`.
     public enum Follow: RPC {
-        public static let type = "graph.follow"
+        public static let type = "notification.follow"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var followerId: String
@@ -28,7 +28,7 @@ public enum Graph {
 
     /// Unfollows `username` (idempotent). Errors: 404, 422 `cannot_follow_self`.
     public enum Unfollow: RPC {
-        public static let type = "graph.unfollow"
+        public static let type = "notification.unfollow"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var followerId: String
@@ -46,7 +46,7 @@ public enum Graph {
 
     /// The profile header's NotificationService half. Errors: 404.
     public enum Header: RPC {
-        public static let type = "graph.header"
+        public static let type = "notification.header"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var viewerId: String
@@ -71,9 +71,9 @@ public enum Graph {
     }
 
     /// Makes many users follow one followee at once: a graph import (load tests, migrations),
-    /// not the `graph.follow` a user makes. Creates the edges that do not exist yet (an existing
+    /// not the `notification.follow` a user makes. Creates the edges that do not exist yet (an existing
     /// edge keeps its `notifyPosts`) and moves `follow_counts` in the same transaction; makes no
-    /// `follow` notifications; emits one `graph.follows.imported` per request that created
+    /// `follow` notifications; emits one `notification.follows.imported` per request that created
     /// edges. Idempotent. Not routed by the gateway.
     ///
     /// Ids are AuthService ids; ones the service's identity replica has not seen yet (it may lag
@@ -85,7 +85,7 @@ public enum Graph {
     /// `followeeId` / `followerIds[<index>]`, at most 100), 422 `cannot_follow_self` (field
     /// `followerIds[<index>]`), 503/504 when AuthService must be asked and cannot answer.
     public enum ImportFollows: RPC {
-        public static let type = "graph.import_follows"
+        public static let type = "notification.import_follows"
         public static let isIdempotent = true
         /// Most follower ids in one request.
         public static let maxFollowers = 10_000
@@ -122,7 +122,7 @@ public enum Graph {
     /// Followers (`following: false`) or followees (`following: true`) of `username`, newest
     /// edge first. Errors: 404, 400 `invalid_cursor`.
     public enum ListEdges: RPC {
-        public static let type = "graph.list_edges"
+        public static let type = "notification.list_edges"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var viewerId: String
@@ -141,7 +141,7 @@ public enum Graph {
 
     /// The viewer's follow state toward many users at once (for enriching lists).
     public enum FollowStates: RPC {
-        public static let type = "graph.follow_states"
+        public static let type = "notification.follow_states"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var viewerId: String
@@ -173,8 +173,8 @@ public enum Graph {
         public var id: String
         /// Strictly increasing per recipient.
         public var seq: Int64
-        /// `like`, `follow`, `comment`, `tag` or `post`.
-        public var type: String
+        /// `like`, `follow`, `comment`, `tag` or `post` (`.unknown` from a newer peer).
+        public var type: NotificationKind
         /// What the text needs besides the actor: the post type (`photo`, `video`) of a `like`,
         /// the comment's text of a `comment`; nil otherwise.
         public var detail: String?
@@ -185,7 +185,7 @@ public enum Graph {
         /// Set for `follow`: the recipient's current relation to the actor.
         public var followState: FollowState?
         public init(
-            id: String, seq: Int64, type: String, detail: String?, createdAt: String, read: Bool, actorId: String,
+            id: String, seq: Int64, type: NotificationKind, detail: String?, createdAt: String, read: Bool, actorId: String,
             post: PostRef?, followState: FollowState?
         ) {
             self.id = id
@@ -202,7 +202,7 @@ public enum Graph {
 
     /// A recipient's notifications, newest first, with the unread count.
     public enum ListNotifications: RPC {
-        public static let type = "notify.list"
+        public static let type = "notification.list"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var recipientId: String
@@ -226,7 +226,7 @@ public enum Graph {
 
     /// Everything after `afterSeq`, oldest first, at most `limit` (for stream resume).
     public enum NotificationsSince: RPC {
-        public static let type = "notify.since"
+        public static let type = "notification.since"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var recipientId: String
@@ -251,7 +251,7 @@ public enum Graph {
 
     /// Marks read every notification with `seq <= upToSeq`.
     public enum MarkRead: RPC {
-        public static let type = "notify.mark_read"
+        public static let type = "notification.mark_read"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var recipientId: String
@@ -271,7 +271,7 @@ public enum Graph {
     /// `NotificationRouting`): the recipient's compact key (its topic) and current head seq
     /// (0 when none). Errors: 404 `not_found` when AuthService does not know the user.
     public enum StreamStart: RPC {
-        public static let type = "notify.stream_start"
+        public static let type = "notification.stream_start"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var recipientId: String
@@ -291,7 +291,7 @@ public enum Graph {
     /// a notification it missed when nothing came after it. At most `maxKeys` keys; more →
     /// 400 `invalid_field` (`recipientKeys`).
     public enum Heads: RPC {
-        public static let type = "notify.heads"
+        public static let type = "notification.heads"
         public static let isIdempotent = true
         /// Most keys in one request.
         public static let maxKeys = 10_000
@@ -308,8 +308,8 @@ public enum Graph {
     // MARK: Events
 
     /// A follow edge was created or removed (only on a real change).
-    public struct FollowChanged: Event {
-        public static let type = "graph.follow.changed"
+    public struct FollowChanged: Event, Equatable {
+        public static let type = "notification.follow.changed"
         public var followerId: String
         public var followeeId: String
         public var following: Bool
@@ -322,10 +322,10 @@ public enum Graph {
         }
     }
 
-    /// Edges created by one `graph.import_follows` request (only the ones it created, in
+    /// Edges created by one `notification.import_follows` request (only the ones it created, in
     /// request order), all toward `followeeId` with the same `notifyPosts`.
     public struct FollowsImported: Event, Equatable {
-        public static let type = "graph.follows.imported"
+        public static let type = "notification.follows.imported"
         public var followeeId: String
         public var followerIds: [String]
         public var notifyPosts: Bool
@@ -340,9 +340,9 @@ public enum Graph {
 /// Routed delivery of notifications: NotificationService publishes each stored notification on
 /// its delivery socket (`NOTIFICATION_DELIVERY_BIND`, a `TopicPublisher`) under its recipient's
 /// topic, and a gateway subscribes (a `TopicSubscriber`) only to the recipients whose streams
-/// it holds. Frames: `[topic, Graph.Notification JSON]`, or `[topic]` alone for a welcome.
-/// Delivery is best effort; a gateway repairs what it misses by `seq` (`notify.since`,
-/// `notify.heads`).
+/// it holds. Frames: `[topic, Notifications.Notification JSON]`, or `[topic]` alone for a welcome.
+/// Delivery is best effort; a gateway repairs what it misses by `seq` (`notification.since`,
+/// `notification.heads`).
 public enum NotificationRouting {
     /// `n` and the recipient key as 16 lower-case hex digits: fixed width, so no topic is a
     /// prefix of another (libzmq matches subscriptions by prefix).
@@ -378,16 +378,17 @@ public enum NotificationRouting {
 public enum NotificationText {
     /// `<username> <what happened>`: `liked your photo.` / `liked your video.` (detail = post
     /// type), `started following you.`, `commented: <text>` (detail = the comment),
-    /// `tagged you in a post.`, `shared a new post.`.
-    public static func render(type: String, actorUsername: String, detail: String?) -> String {
+    /// `tagged you in a post.`, `shared a new post.`; a kind from a newer peer that this build
+    /// cannot word: `sent you a notification.`.
+    public static func render(type: NotificationKind, actorUsername: String, detail: String?) -> String {
         let what: String
         switch type {
-        case "like": what = "liked your \(detail == "video" ? "video" : "photo")."
-        case "follow": what = "started following you."
-        case "comment": what = "commented: \(detail ?? "")"
-        case "tag": what = "tagged you in a post."
-        case "post": what = "shared a new post."
-        default: what = type
+        case .like: what = "liked your \(detail == "video" ? "video" : "photo")."
+        case .follow: what = "started following you."
+        case .comment: what = "commented: \(detail ?? "")"
+        case .tag: what = "tagged you in a post."
+        case .post: what = "shared a new post."
+        case .unknown: what = "sent you a notification."
         }
         return "\(actorUsername) \(what)"
     }
