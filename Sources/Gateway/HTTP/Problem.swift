@@ -53,13 +53,13 @@ struct Problem: Error, Sendable {
         self.detail = error.message
         self.errors = error.fields
         self.retryAfter = error.retryAfter ?? (error.status == 429 || error.status == 503 ? 1 : nil)
-        switch error.code {
-        case "unknown_type", "malformed_body", "malformed_envelope", "unsupported_version":
+        switch error.errorCode {
+        case .unknownType, .malformedBody, .malformedEnvelope, .unsupportedVersion:
             (status, code, errors) = (502, "bad_gateway", nil)
-        case "deadline_exceeded":
-            (status, code) = (504, "service_timeout")
-        case "shutting_down":
-            (status, code, retryAfter) = (503, "service_unavailable", 1)
+        case .deadlineExceeded:
+            (status, code) = (504, ServiceErrorCode.serviceTimeout.wire)
+        case .shuttingDown:
+            (status, code, retryAfter) = (503, ServiceErrorCode.serviceUnavailable.wire, 1)
         default:
             break
         }

@@ -98,7 +98,7 @@ final class LiveNotifications: Sendable {
                 if let now { c.resume(returning: now) }
             }
             guard resolved else {
-                throw ServiceError(code: "service_unavailable", message: "notifications are unavailable", status: 503)
+                throw ServiceError(.serviceUnavailable, message: "notifications are unavailable", status: 503)
             }
             return
         }

@@ -113,8 +113,7 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
     }
     /// 400 `invalid_cursor`, naming the `cursor` field: a page cursor the list never gave out.
     public static func invalidCursor(_ message: String = "cursor is not one this list gave out") -> ServiceError {
-        badRequest(
-            "invalid_cursor", message, fields: [FieldError(field: "cursor", code: "invalid_cursor", message: message)])
+        badRequest(.invalidCursor, message, fields: [FieldError(field: "cursor", .invalidCursor, message: message)])
     }
     /// A validation failure (400) naming every offending field in `fields`. The top-level code
     /// is `code`, by default `invalid_field` (API.md: "wrong type or range"); AuthService passes
@@ -125,10 +124,10 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
         return ServiceError(code: code, message: message, status: 400, fields: fields)
     }
     public static func notFound(_ what: String) -> ServiceError {
-        ServiceError(code: "not_found", message: "\(what) not found", status: 404)
+        ServiceError(.notFound, message: "\(what) not found", status: 404)
     }
     public static func forbidden(_ message: String) -> ServiceError {
-        ServiceError(code: "forbidden", message: message, status: 403)
+        ServiceError(.forbidden, message: message, status: 403)
     }
     public static func conflict(_ code: String, _ message: String) -> ServiceError {
         ServiceError(code: code, message: message, status: 409)
@@ -140,15 +139,15 @@ public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringCon
         ServiceError(code: code, message: message, status: 401)
     }
     public static func `internal`(_ message: String) -> ServiceError {
-        ServiceError(code: "internal_error", message: message, status: 500)
+        ServiceError(.internalError, message: message, status: 500)
     }
     /// The service could not be reached (no connected peer, or it went away mid-request).
     public static func unavailable(_ service: String) -> ServiceError {
-        ServiceError(code: "service_unavailable", message: "\(service) is unavailable", status: 503)
+        ServiceError(.serviceUnavailable, message: "\(service) is unavailable", status: 503)
     }
     /// The service did not answer before the deadline.
     public static func timeout(_ service: String) -> ServiceError {
-        ServiceError(code: "service_timeout", message: "\(service) did not answer in time", status: 504)
+        ServiceError(.serviceTimeout, message: "\(service) did not answer in time", status: 504)
     }
 }
 
