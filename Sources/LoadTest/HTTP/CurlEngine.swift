@@ -340,6 +340,21 @@ final class CurlEngine: @unchecked Sendable {
         curlTimerNs = timeoutMs < 0 ? nil : Clock.nowNs() + UInt64(timeoutMs) * 1_000_000
     }
 
+    /// Streams opened so far (each takes the next source address slot).
+    private var streamsStarted = 0
+
+    /// Streams per loopback source address (a quarter of the gateway's default per-address cap).
+    static let streamsPerSourceAddress = 250
+
+    /// For a gateway on IPv4 loopback, the source address of the `index`th stream:
+    /// 127.1.x.y, `streamsPerSourceAddress` streams each (all of 127.0.0.0/8 is loopback on
+    /// Linux, so nothing needs configuring). Nil for any other gateway: streams use the default.
+    static func streamSource(url: String, index: Int) -> String? {
+        guard url.hasPrefix("http://127.") || url.hasPrefix("http://localhost") else { return nil }
+        let slot = index / streamsPerSourceAddress
+        return "127.1.\(slot / 254 % 256).\(slot % 254 + 1)"
+    }
+
     private func start(_ t: Transfer) {
         guard let h = curl_easy_init() else {
             t.completion?(
@@ -358,6 +373,12 @@ final class CurlEngine: @unchecked Sendable {
         _ = ccurl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
         _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, 10_000)
         if t.stream == nil { _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, t.request.timeoutMs) }
+        if t.stream != nil, let source = Self.streamSource(url: t.request.url, index: streamsStarted) {
+            // Spread over source addresses, as many clients would be: the gateway caps streams
+            // per address (GATEWAY_MAX_STREAMS_PER_ADDRESS, default 1,000).
+            _ = ccurl_setopt_string(h, CURLOPT_INTERFACE, "host!" + source)
+        }
+        if t.stream != nil { streamsStarted += 1 }
         _ = ccurl_setopt_callback(h, CURLOPT_WRITEFUNCTION, curlWrite)
         _ = ccurl_setopt_pointer(h, CURLOPT_WRITEDATA, key)
         _ = ccurl_setopt_callback(h, CURLOPT_HEADERFUNCTION, curlHeader)
