@@ -195,6 +195,10 @@ final class FakeBackends: Sendable {
             }
             return Empty()
         }
+        auth.on(Auth.CompleteRegistration.self) { [self] _, _ in
+            count(Auth.CompleteRegistration.type)
+            return Empty()
+        }
         auth.on(Auth.Register.self) { req, _ in
             return .init(
                 identity: Identity(
