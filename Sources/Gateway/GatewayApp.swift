@@ -22,7 +22,10 @@ enum GatewayApp {
             let gauges = Locked<(hub: StreamHub?, server: HTTPServer?, live: LiveNotifications?)>((nil, nil, nil))
             let metrics = Metrics(gauges: {
                 let (hub, server, live) = gauges.withLock { $0 }
-                return (hub?.count ?? 0, server?.openConnections ?? 0, live?.channelCount ?? 0)
+                return Metrics.Gauges(
+                    streams: hub?.count ?? 0, connections: server?.openConnections ?? 0, channels: live?.channelCount ?? 0,
+                    responseBufferBytes: server?.responseBufferBytes ?? 0,
+                    responseBufferPeakBytes: server?.responseBufferPeakBytes ?? 0)
             })
             func backend(_ service: ServiceDescription) throws -> Backend {
                 Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
@@ -71,7 +74,9 @@ enum GatewayApp {
                     maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
                     maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies,
                     minUploadBytesPerSecond: config.uploadMinBytesPerSecond,
-                    uploadRateWindowSeconds: config.uploadRateWindowSeconds),
+                    uploadRateWindowSeconds: config.uploadRateWindowSeconds,
+                    maxResponseBufferBytes: config.responseBufferBytes,
+                    maxResponseBufferBytesPerPeer: config.responseBufferPerAddressBytes),
                 logger: logger,
                 bodyLimit: { method, path, headers in router.maxBodyBytes(method: method, rawPath: path, headers: headers) },
                 onServerAnswer: { status in

@@ -59,6 +59,24 @@ public struct MediaProcessor: Sendable {
         }
     }
 
+    /// The work of processing `bytes`, in pixels, for scheduling uploads fairly: a photo's width ×
+    /// height from its header (libvips reads the header only; nothing is decoded), capped at
+    /// ``MediaLimits/maxImagePixels``; a video's `videoWorkPixels` (one 4K frame: the first frame is
+    /// decoded, the rest copied); 1 for bytes that are neither (they are refused at once).
+    public static func workEstimate(_ bytes: [UInt8]) -> Int {
+        guard let type = MediaType.sniff(bytes) else { return 1 }
+        if type.kind == .video { return videoWorkPixels }
+        let pixels: Int? = try? bytes.withBytes { buffer throws(MediaError) in
+            let image = try PhotoPipeline.open(buffer, type: type, maxPixels: Int.max)
+            let (pixels, overflow) = image.width.multipliedReportingOverflow(by: image.height)
+            return overflow ? Int.max : pixels
+        }
+        return max(1, min(pixels ?? 1, MediaLimits.maxImagePixels))
+    }
+
+    /// The work `workEstimate` gives a video, in pixels (3840 × 2160).
+    public static let videoWorkPixels = 3840 * 2160
+
     /// The sniffed type of `bytes`, after the declared-type and byte-size checks of ``process(_:declaredContentType:)``.
     /// - Throws: ``MediaError/unsupportedMedia(reason:)``, ``MediaError/tooLarge(kind:bytes:limitBytes:)``.
     public static func identify(_ bytes: [UInt8], declaredContentType: String? = nil) throws(MediaError) -> MediaType {

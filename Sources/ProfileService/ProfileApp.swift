@@ -49,7 +49,8 @@ struct ProfileApp: ServiceApp {
             records: records, files: files, graceMs: configuration.mediaGraceMs, delayMs: configuration.mediaCollectDelayMs,
             intervalMs: configuration.mediaCollectIntervalMs, logger: logger)
         self.replica = replica
-        profiles = ProfileHandlers(users: users, posts: postStore, auth: auth)
+        profiles = ProfileHandlers(
+            users: users, posts: postStore, auth: auth, crashOnCreateFile: configuration.crashOnCreateFile)
         posts = PostHandlers(users: users, posts: postStore, released: { await collector.released() })
         engagement = EngagementHandlers(users: users, engagement: engagementStore)
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))

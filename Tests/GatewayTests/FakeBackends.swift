@@ -23,6 +23,12 @@ final class FakeBackends: Sendable {
         var raceOnStreamStart: [String: String] = [:]
         /// `profile.users_by_ids` answers 503 (ProfileService unreachable) while set.
         var profileDown = false
+        /// Media `profile.read_media` serves, by id (every variant the same bytes).
+        var media: [String: [UInt8]] = [:]
+        /// How many of the next chunk reads (`length` > 0) at `offset` ≥ `from` of
+        /// `profile.read_media` answer 503 (ProfileService restarting); a negative count fails
+        /// every one.
+        var failChunkReads = (count: 0, from: 0)
     }
     let context = ZMQContext()
     let auth: ServiceHost
@@ -190,6 +196,10 @@ final class FakeBackends: Sendable {
             }
             return Empty()
         }
+        auth.on(Auth.CompleteRegistration.self) { [self] _, _ in
+            count(Auth.CompleteRegistration.type)
+            return Empty()
+        }
         auth.on(Auth.Register.self) { req, _ in
             return .init(
                 identity: Identity(
@@ -198,7 +208,35 @@ final class FakeBackends: Sendable {
         }
     }
 
+    /// Stores `bytes` as a media object served by `profile.read_media`; returns its id.
+    @discardableResult
+    func addMedia(_ bytes: [UInt8]) -> String {
+        let id = String(repeating: "ab", count: 32)
+        state.withLock { $0.media[id] = bytes }
+        return id
+    }
+
+    /// Makes the next `n` chunk reads of media at `offset` or later answer 503 (negative: all
+    /// of them, until changed).
+    func failChunkReads(_ n: Int, from offset: Int = 0) { state.withLock { $0.failChunkReads = (n, offset) } }
+
     private func registerProfile() {
+        profile.onBinary(Profile.ReadMedia.self) { [self] req, _, _ in
+            count(Profile.ReadMedia.type)
+            let (bytes, fail) = state.withLock { s -> ([UInt8]?, Bool) in
+                var fail = false
+                if req.length > 0, s.failChunkReads.count != 0, req.offset >= s.failChunkReads.from {
+                    fail = true
+                    if s.failChunkReads.count > 0 { s.failChunkReads.count -= 1 }
+                }
+                return (s.media[req.id], fail)
+            }
+            guard let bytes else { throw ServiceError.notFound("media") }
+            if fail { throw ServiceError(code: "service_unavailable", message: "profile is restarting", status: 503) }
+            let end = min(bytes.count, req.offset + min(req.length, Profile.ReadMedia.maxChunkBytes))
+            let reply = Profile.ReadMedia.Reply(size: bytes.count, contentType: "video/mp4", etag: "\"\(req.id)-original\"")
+            return (reply, req.length == 0 || req.offset >= end ? [] : Array(bytes[req.offset..<end]))
+        }
         profile.on(Profile.CheckProfileFields.self) { req, _ in
             var errors: [FieldError] = []
             if let gender = req.gender, !["female", "male", "custom", "prefer_not_to_say"].contains(gender) {

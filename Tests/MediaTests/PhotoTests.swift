@@ -81,6 +81,16 @@ struct PhotoTests {
     }
 
     /// A PNG with transparency: flattened onto white, 3200 × 1600 scaled to 1080 × 540 and 640 × 320.
+    @Test func theWorkOfAPhotoIsItsHeadersPixels() throws {
+        let pixels = Fixtures.busy(width: 640, height: 480)
+        let jpeg = try Fixtures.jpeg(pixels, width: 640, height: 480)
+        let png = try Fixtures.png(try Fixtures.image(pixels, width: 640, height: 480))
+        #expect(MediaProcessor.workEstimate(jpeg) == 640 * 480)
+        #expect(MediaProcessor.workEstimate(png) == 640 * 480)
+        // Bytes that are no media count 1 (they are refused at once).
+        #expect(MediaProcessor.workEstimate(Array("not media at all".utf8)) == 1)
+    }
+
     @Test func pngWithAlpha() throws {
         let (width, height) = (3200, 1600)
         var rgba = [UInt8](repeating: 0, count: width * height * 4)

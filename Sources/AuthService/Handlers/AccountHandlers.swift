@@ -11,6 +11,10 @@ struct AccountHandlers: Sendable {
 
     func register(on host: ServiceHost) {
         host.on(Auth.Register.self) { request, context in try await register(request, context) }
+        host.on(Auth.CompleteRegistration.self) { request, _ in
+            try await accounts.completeRegistration(userId: request.userId)
+            return Empty()
+        }
         host.on(Auth.LookupUsers.self) { request, _ in try await lookupUsers(request) }
         host.on(Auth.ChangeIdentity.self) { request, context in try await changeIdentity(request, context) }
         host.on(Auth.CheckIdentityFields.self) { request, _ in try checkFields(request) }
@@ -29,7 +33,8 @@ struct AccountHandlers: Sendable {
     }
 
     /// Validates every field (errors reported together), checks uniqueness, hashes the password,
-    /// then stores the account with its first session (the store checks uniqueness again).
+    /// then stores the account with its first session (the store checks uniqueness again). A
+    /// repeat of an unfinished registration finishes it (see `Auth.Register`).
     /// - Throws: 400 with `fields`, 409 `email_taken` / `username_taken`, 503 `busy`.
     func register(_ request: Auth.Register.Request, _ context: RequestContext) async throws -> Auth.SessionReply {
         let (email, emailError) = IdentityRules.email(request.email)
@@ -37,13 +42,35 @@ struct AccountHandlers: Sendable {
         let errors = [emailError, usernameError, IdentityRules.password(request.password)].compactMap { $0 }
         guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
         // A cheap early answer before spending a hash.
-        try await accounts.ensureAvailable(email: email, username: username, excluding: nil)
+        do {
+            try await accounts.ensureAvailable(email: email, username: username, excluding: nil)
+        } catch let taken as ServiceError where taken.status == 409 {
+            if let resumed = try await resume(request, email: email, username: username, context) { return resumed }
+            throw taken
+        }
         let hash = try await hasher.hash(request.password, deadline: context.deadline)
         let identity = Identity(id: RandomID.make(), username: username, email: email, version: 1)
         let (session, reply) = SessionHandlers.newSession(userId: identity.id, now: clock.now(), ttlMs: sessionTTLMs)
         try await accounts.register(identity, passwordHash: hash, session: session)
         context.logger.info("auth.registered", metadata: ["user.id": identity.id])
         return Auth.SessionReply(identity: identity, session: reply)
+    }
+
+    /// The account of an unfinished registration that `request` repeats, with a new session; nil
+    /// when there is none, or the password does not match it.
+    private func resume(
+        _ request: Auth.Register.Request, email: String, username: String, _ context: RequestContext
+    ) async throws -> Auth.SessionReply? {
+        let now = clock.now()
+        guard
+            let pending = try await accounts.pendingRegistration(
+                email: email, username: username, since: now - Auth.Register.resumeWindowMs),
+            try await hasher.verify(request.password, against: pending.passwordHash, deadline: context.deadline)
+        else { return nil }
+        let (session, reply) = SessionHandlers.newSession(userId: pending.identity.id, now: now, ttlMs: sessionTTLMs)
+        guard try await accounts.resumeRegistration(userId: pending.identity.id, session: session) else { return nil }
+        context.logger.info("auth.registration_resumed", metadata: ["user.id": pending.identity.id])
+        return Auth.SessionReply(identity: pending.identity, session: reply)
     }
 
     /// Identities by id and by username (case-insensitive; a name outside the username

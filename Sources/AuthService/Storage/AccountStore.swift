@@ -33,6 +33,17 @@ protocol AccountStore: Sendable {
     /// - Throws: 409 as `ensureAvailable`, `SQLiteError`.
     func register(_ identity: Identity, passwordHash: String, session: NewSession) async throws
 
+    /// The account whose email is `email` and username is `username` if its registration is
+    /// not finished and began at or after `since` (Unix ms), else nil.
+    func pendingRegistration(email: String, username: String, since: Int64) async throws -> StoredAccount?
+
+    /// Adds `session` to an account whose registration is still unfinished.
+    /// - Returns: false (nothing written) when the registration was finished meanwhile.
+    func resumeRegistration(userId: String, session: NewSession) async throws -> Bool
+
+    /// Marks the account's registration finished; nothing when it already is, or is unknown.
+    func completeRegistration(userId: String) async throws
+
     /// Creates the accounts among `users` (normalised, validated, no username or email twice)
     /// that do not exist yet, all with `passwordHash`, and emits one `auth.users.imported` with
     /// the new identities (none when nothing is new), in one transaction. A user whose username
@@ -91,10 +102,47 @@ struct SQLiteAccountStore: AccountStore {
             let c = tx.connection
             try Self.ensureAvailable(email: identity.email, username: identity.username, excluding: nil, c)
             try c.query(
-                "INSERT INTO users(id, username, email, password_hash, version, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                [identity.id, identity.username, identity.email, passwordHash, identity.version, session.createdAt])
+                """
+                INSERT INTO users(id, username, email, password_hash, version, created_at, registration_pending_since)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """,
+                [
+                    identity.id, identity.username, identity.email, passwordHash, identity.version, session.createdAt,
+                    session.createdAt,
+                ])
             try SQLiteSessionStore.insert(session, in: tx)
             try tx.emit(Auth.UserRegistered(identity: identity))
+        }
+    }
+
+    func pendingRegistration(email: String, username: String, since: Int64) async throws -> StoredAccount? {
+        try await database.read { c in
+            try c.queryOne(
+                StoredAccount.self,
+                """
+                SELECT \(Self.identityColumns), password_hash FROM users
+                WHERE email = ? AND username = ? AND registration_pending_since >= ?
+                """,
+                [email, username, since])
+        }
+    }
+
+    func resumeRegistration(userId: String, session: NewSession) async throws -> Bool {
+        try await database.write { tx in
+            guard
+                try tx.connection.exists(
+                    "SELECT 1 FROM users WHERE id = ? AND registration_pending_since IS NOT NULL", [userId])
+            else { return false }
+            try SQLiteSessionStore.insert(session, in: tx)
+            return true
+        }
+    }
+
+    func completeRegistration(userId: String) async throws {
+        try await database.write { tx -> Void in
+            _ = try tx.connection.query(
+                "UPDATE users SET registration_pending_since = NULL WHERE id = ? AND registration_pending_since IS NOT NULL",
+                [userId])
         }
     }
 

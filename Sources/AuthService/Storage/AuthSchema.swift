@@ -4,7 +4,8 @@ import Shared
 ///
 /// - `users`: accounts: `id` (32 hex digits), lower-case unique `username` and `email`, the
 ///   argon2id PHC string, `version` (bumped on each identity change, for replicas), creation
-///   time (Unix ms).
+///   time (Unix ms), and `registration_pending_since` (Unix ms) while its registration is not
+///   finished (see `Auth.Register`).
 /// - `sessions`: `token_hash` is the SHA-256 of the bearer token (the token itself is never
 ///   stored); expiry and revocation times in Unix ms. Expired and revoked rows are deleted by
 ///   `SessionPurge` (indexed on `expires_at` and `revoked_at`, so a purge reads only what it deletes).
@@ -54,6 +55,9 @@ enum AuthSchema {
                 CREATE INDEX login_failures_by_account ON login_failures(account_key, at);
                 CREATE INDEX login_failures_by_address ON login_failures(address_key, at);
                 CREATE INDEX login_failures_by_time ON login_failures(at);
-                """)
+                """),
+            // When an account's registration began, until the gateway reports its profile made
+            // (NULL: finished, and every account from before).
+            Migration("auth.5-registration-pending", "ALTER TABLE users ADD COLUMN registration_pending_since INTEGER"),
         ]
 }

@@ -59,6 +59,13 @@ struct GatewayConfiguration: Sendable {
     var uploadMinBytesPerSecond = 1_024
     /// `GATEWAY_UPLOAD_RATE_WINDOW_SECONDS`: see `uploadMinBytesPerSecond` (default 30 s).
     var uploadRateWindowSeconds = 30
+    /// `GATEWAY_RESPONSE_BUFFER_BYTES`: bytes of response bodies the gateway may hold at once
+    /// (default 64 MiB, at least one 1 MiB media chunk); media is fetched chunk by chunk only as
+    /// that has room, and a media answer that cannot start gets 503 `server_busy` with `Retry-After`.
+    var responseBufferBytes = 64 << 20
+    /// `GATEWAY_RESPONSE_BUFFER_BYTES_PER_ADDRESS`: what the responses to one client address may
+    /// hold of that at once (default 8 MiB, at least one chunk); trusted proxies are not limited.
+    var responseBufferPerAddressBytes = 8 << 20
     /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
     /// is believed (default none: the TCP peer is the client).
     var trustedProxies: Set<String> = []
@@ -101,6 +108,12 @@ struct GatewayConfiguration: Sendable {
             "GATEWAY_UPLOAD_MIN_BYTES_PER_SECOND", default: uploadMinBytesPerSecond, range: 0...(1 << 30))
         uploadRateWindowSeconds = try env.int(
             "GATEWAY_UPLOAD_RATE_WINDOW_SECONDS", default: uploadRateWindowSeconds, range: 1...3_600)
+        let chunk = Profile.ReadMedia.maxChunkBytes
+        responseBufferBytes = try env.int(
+            "GATEWAY_RESPONSE_BUFFER_BYTES", default: responseBufferBytes, range: chunk...(1 << 40))
+        responseBufferPerAddressBytes = try env.int(
+            "GATEWAY_RESPONSE_BUFFER_BYTES_PER_ADDRESS", default: min(responseBufferPerAddressBytes, responseBufferBytes),
+            range: chunk...responseBufferBytes)
         trustedProxies = Set(
             env.string("GATEWAY_TRUSTED_PROXIES", default: "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)

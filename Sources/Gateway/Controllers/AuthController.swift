@@ -56,11 +56,26 @@ struct AuthController: Controller {
         default: throw ServiceError.validation(fieldErrors)
         }
         guard let email, let username, let password else { throw ServiceError.validation(fieldErrors) }
+        // A registration whose profile could not be made is answered 503 and stays unfinished in
+        // AuthService: the same request again finishes it (a new session, the profile made)
+        // rather than finding the email taken.
         let session = try await auth.call(
             Auth.Register.self, .init(email: email, username: username, password: password), timeoutMs: passwordTimeoutMs)
         let me = try await profile.call(
             Profile.CreateProfile.self, .init(identity: session.identity, name: name, birthDate: birthDate, gender: gender))
+        await completeRegistration(session.identity.id, logger: request.logger)
         return try .json(201, SessionShape(user: me, token: session.session.token, expiresAt: session.session.expiresAt))
+    }
+
+    /// Tells AuthService the account's profile exists, so a repeat of its registration is 409.
+    /// Best effort: if it is lost, a repeat within `Auth.Register.resumeWindowMs` gets the same
+    /// account with a new session, which the password entitles it to anyway.
+    private func completeRegistration(_ userId: String, logger: Logger) async {
+        do {
+            _ = try await auth.call(Auth.CompleteRegistration.self, .init(userId: userId))
+        } catch {
+            logger.warning("register.complete_failed", metadata: ["user.id": userId, "error": "\(error)"])
+        }
     }
 
     /// The validation failure of a check (nil when it passed); other errors are thrown.
@@ -88,6 +103,7 @@ struct AuthController: Controller {
             // Registered while ProfileService was down: create the profile now (idempotent).
             me = try await profile.call(
                 Profile.CreateProfile.self, .init(identity: session.identity, name: nil, birthDate: nil, gender: nil))
+            await completeRegistration(session.identity.id, logger: request.logger)
         }
         return try .json(SessionShape(user: me, token: session.session.token, expiresAt: session.session.expiresAt))
     }

@@ -7,7 +7,8 @@ import Shared
 /// An upload's body is raw bytes, refused with 413 from its `Content-Length` before it is read
 /// (20 MiB for a declared `image/*`, 100 MiB otherwise), held once, and sent to ProfileService
 /// as the binary frame after the request's envelope. Media is served from ProfileService in
-/// chunks of at most `Profile.ReadMedia.maxChunkBytes`, one at a time per connection.
+/// chunks of at most `Profile.ReadMedia.maxChunkBytes`, one at a time per connection, each asked
+/// for only when the previous one has been written and the server's response budget has room.
 struct MediaController: Controller {
     let profile: Backend
 
@@ -18,6 +19,9 @@ struct MediaController: Controller {
     /// An upload's deadline in ms: decoding a 12 MP HEIC takes most of a second, more when others
     /// wait for the same workers.
     static let uploadTimeoutMs = 30_000
+    /// How often one chunk of a body is asked for before the body is given up (with back-off
+    /// from 50 ms doubling to 2 s between tries: about 5 s of waiting, plus each try's deadline).
+    static let chunkReadAttempts = 8
     /// `Cache-Control` of every variant: its bytes never change (RFC 8246 `immutable`).
     static let cacheControl = "public, max-age=31536000, immutable"
 
@@ -96,20 +100,32 @@ struct MediaController: Controller {
             return response
         }
         let profile = self.profile
+        // A chunk read that times out or finds ProfileService unavailable is tried again (it is
+        // an idempotent read): once a 200 has promised its length, the body must not end short.
         @Sendable func read(_ offset: Int) async throws -> [UInt8] {
             let length = min(chunk, served.upperBound - offset)
-            let (_, bytes) = try await profile.call(
-                Profile.ReadMedia.self, .init(id: id, variant: variant, offset: offset, length: length), binary: nil)
-            guard let bytes, bytes.count == length else { throw Problem.internalError() }
-            return bytes
+            var delayMs = 50
+            var attempt = 1
+            while true {
+                do {
+                    let (_, bytes) = try await profile.call(
+                        Profile.ReadMedia.self, .init(id: id, variant: variant, offset: offset, length: length), binary: nil)
+                    guard let bytes, bytes.count == length else { throw Problem.internalError() }
+                    return bytes
+                } catch let error as ServiceError where error.status == 503 || error.status == 504 {
+                    guard attempt < Self.chunkReadAttempts else { throw error }
+                    try await Task.sleep(for: .milliseconds(delayMs))
+                    delayMs = min(delayMs * 2, 2_000)
+                    attempt += 1
+                }
+            }
         }
-        if served.count <= chunk {
-            return HTTPResponse(status: status, headers: headers, body: try await read(served.lowerBound))
-        }
+        // Even a one-chunk body is read by the server, not here: it asks only when the response
+        // budget has room, and sends the head only once the first chunk is in.
         let next = Locked(served.lowerBound)
         var response = HTTPResponse(status: status, headers: headers)
         response.body = .source(
-            BodySource(length: served.count) {
+            BodySource(length: served.count, chunkLimit: chunk) {
                 let offset = next.withLock { $0 }
                 guard offset < served.upperBound else { return nil }
                 let bytes = try await read(offset)

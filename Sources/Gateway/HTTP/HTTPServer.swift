@@ -77,6 +77,18 @@ final class HTTPServer: Service {
         var minUploadBytesPerSecond = 0
         /// The window the upload rate is measured over, in seconds.
         var uploadRateWindowSeconds = 30
+        /// Bytes of response bodies all connections may hold in the gateway at once (64 MiB): a
+        /// chunk of a `BodySource` body is fetched only once its size fits, and a body whose first
+        /// chunk does not fit is answered 503 `server_busy` with `Retry-After` before its head.
+        /// Complete (`.bytes`) bodies are counted but never refused.
+        var maxResponseBufferBytes = 64 << 20
+        /// Of `maxResponseBufferBytes`, what the connections of one peer address may hold at
+        /// once (8 MiB); peers in `sharedPeers` are limited only by the total.
+        var maxResponseBufferBytesPerPeer = 8 << 20
+        /// `TCP_NOTSENT_LOWAT` of a connection sending a `BodySource` body, in bytes: the kernel
+        /// takes no more of it than this beyond what is in flight, so "written to the socket"
+        /// means close to "sent", and a reader that stops reading holds little kernel memory.
+        var sourceNotSentLowWaterBytes = 128 << 10
     }
 
     let configuration: Configuration
@@ -106,6 +118,9 @@ final class HTTPServer: Service {
     private let mailbox = Locked<[Message]>([])
     private let wake = Wakeup()
     private let openCount = Atomic<Int>(0)
+    /// Response bytes held now (see `maxResponseBufferBytes`), and the most ever held at once.
+    private let responseBuffered = Atomic<Int>(0)
+    private let responseBufferedPeak = Atomic<Int>(0)
     /// Bytes reserved by uploads in flight: in all, and per peer address.
     private let largeBodies = Mutex<(total: Int, byPeer: [String: Int])>((0, [:]))
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
@@ -130,6 +145,16 @@ final class HTTPServer: Service {
 
     /// Connections open now.
     var openConnections: Int { openCount.load(ordering: .relaxed) }
+
+    /// Bytes of responses the gateway holds now, in bytes (bodies waiting to be written).
+    var responseBufferBytes: Int { responseBuffered.load(ordering: .relaxed) }
+    /// The most bytes of responses the gateway has held at once since it started.
+    var responseBufferPeakBytes: Int { responseBufferedPeak.load(ordering: .relaxed) }
+
+    fileprivate func noteResponseBuffer(_ bytes: Int) {
+        responseBuffered.store(bytes, ordering: .relaxed)
+        if bytes > responseBufferedPeak.load(ordering: .relaxed) { responseBufferedPeak.store(bytes, ordering: .relaxed) }
+    }
 
     /// Binds, listens and starts the loop thread.
     /// - Returns: the port bound.
@@ -298,6 +323,13 @@ private final class EventLoop: @unchecked Sendable {
     let settings: UnsafeMutablePointer<http_parser_settings>
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
     var stopDeadline: Int64?
+    /// Response bytes held (see `maxResponseBufferBytes`): in all, and per peer address.
+    var responseHeld = 0
+    var responseHeldByPeer: [String: Int] = [:]
+    /// Connections waiting for room in the response budget for their body's next chunk, in order.
+    var budgetWaiters: [UInt64] = []
+    /// Response bytes released since the heap was last trimmed.
+    var releasedSinceTrim = 0
     var dateSecond: Int64 = 0
     var dateHeader = ""
 
@@ -722,13 +754,28 @@ private final class EventLoop: @unchecked Sendable {
             guard let c = connections[id], case .sourcing(let source, let remaining) = c.phase else { return }
             c.chunkPending = false
             guard let bytes, !bytes.isEmpty, bytes.count <= remaining, !c.peerClosed else {
-                closeNow(c)
+                if c.pendingHead != nil, !c.peerClosed {
+                    // Nothing of the answer is sent yet: it becomes a 503, never a short 200.
+                    c.pendingHead = nil
+                    releaseHeld(c)
+                    server.onServerAnswer(503)
+                    respond(c, Problem.serviceUnavailable("the body could not be read; retry shortly").response)
+                } else {
+                    closeNow(c)  // the client went away, or the body cannot be finished
+                }
                 return
             }
             let left = remaining - bytes.count
             c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
             c.lastActivityMs = now
-            c.output = bytes
+            if bytes.count > c.heldBytes { hold(c, bytes.count - c.heldBytes) }
+            if let head = c.pendingHead {
+                c.pendingHead = nil
+                c.output = head
+                c.output.append(contentsOf: bytes)
+            } else {
+                c.output = bytes
+            }
             c.outputOffset = 0
             flush(c)
         case .stop:
@@ -741,13 +788,32 @@ private final class EventLoop: @unchecked Sendable {
             c.keepAlive = false
         }
         switch response.body {
-        case .bytes:
+        case .bytes(let body):
+            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive, http10: c.http10)
+            c.phase = .writing(thenClose: !c.keepAlive)
+            if !c.isHead { hold(c, body.count) }
+        case .source(let source) where c.isHead || source.length == 0:
             c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive, http10: c.http10)
             c.phase = .writing(thenClose: !c.keepAlive)
         case .source(let source):
-            c.output += serialize(response, head: c.isHead, keepAlive: c.keepAlive, http10: c.http10)
-            c.phase =
-                c.isHead || source.length == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: source.length)
+            // The head waits for the first chunk: if the budget has no room for it, or it cannot
+            // be read, the answer is still free to be a 503.
+            guard tryHold(c, min(source.length, source.chunkLimit)) else {
+                server.onServerAnswer(503)
+                respond(
+                    c,
+                    Problem(
+                        status: 503, code: "server_busy", detail: "the gateway is sending too many responses; retry shortly",
+                        retryAfter: 1
+                    ).response)
+                return
+            }
+            var lowWater = Int32(clamping: configuration.sourceNotSentLowWaterBytes)
+            setsockopt(c.fd, Int32(IPPROTO_TCP), TCP_NOTSENT_LOWAT, &lowWater, socklen_t(MemoryLayout<Int32>.size))
+            c.pendingHead = serialize(response, head: false, keepAlive: c.keepAlive, http10: c.http10)
+            c.phase = .sourcing(source, remaining: source.length)
+            startChunk(c, source)
+            return
         case .stream(let stream) where c.isHead:
             // HEAD: the stream's head and nothing after it (RFC 9110 §9.3.2); the stream is
             // given up at once, so it holds no slot.
@@ -849,6 +915,7 @@ private final class EventLoop: @unchecked Sendable {
         }
         c.output = []
         c.outputOffset = 0
+        releaseHeld(c)
         if c.wantsWrite {
             c.wantsWrite = false
             modify(c)
@@ -877,15 +944,93 @@ private final class EventLoop: @unchecked Sendable {
             }
         case .streaming:
             pull(c)
-        case .sourcing(let source, _):
-            requestChunk(c, source)
+        case .sourcing(let source, let remaining):
+            requestChunk(c, source, remaining: remaining)
         default:
             break
         }
     }
 
-    /// Asks the body's source for its next chunk (one at a time per connection).
-    func requestChunk(_ c: Connection, _ source: BodySource) {
+    /// The body's next chunk, once the response budget has room for it: at once, or when
+    /// bytes held by others are released (the connection waits in `budgetWaiters`).
+    func requestChunk(_ c: Connection, _ source: BodySource, remaining: Int) {
+        guard !c.chunkPending, !c.waitingForBudget else { return }
+        if tryHold(c, min(remaining, source.chunkLimit)) {
+            startChunk(c, source)
+        } else {
+            c.waitingForBudget = true
+            budgetWaiters.append(c.id)
+        }
+    }
+
+    /// Holds `bytes` of the response budget for `c` if the total and its peer's share allow.
+    func tryHold(_ c: Connection, _ bytes: Int) -> Bool {
+        guard responseHeld + bytes <= configuration.maxResponseBufferBytes else { return false }
+        if !configuration.sharedPeers.contains(c.peer) {
+            guard responseHeldByPeer[c.peer, default: 0] + bytes <= configuration.maxResponseBufferBytesPerPeer else {
+                return false
+            }
+        }
+        hold(c, bytes)
+        return true
+    }
+
+    /// Counts `bytes` against the response budget for `c`, room or not.
+    func hold(_ c: Connection, _ bytes: Int) {
+        guard bytes > 0 else { return }
+        responseHeld += bytes
+        responseHeldByPeer[c.peer, default: 0] += bytes
+        c.heldBytes += bytes
+        server.noteResponseBuffer(responseHeld)
+    }
+
+    /// Gives back what `c` holds of the response budget, and lets waiting connections take it.
+    func releaseHeld(_ c: Connection) {
+        guard c.heldBytes > 0 else { return }
+        responseHeld -= c.heldBytes
+        let left = responseHeldByPeer[c.peer, default: 0] - c.heldBytes
+        responseHeldByPeer[c.peer] = left > 0 ? left : nil
+        releasedSinceTrim += c.heldBytes
+        c.heldBytes = 0
+        server.noteResponseBuffer(responseHeld)
+        serveBudgetWaiters()
+    }
+
+    /// Starts the next chunk of every waiting connection the budget now has room for, in the
+    /// order they began to wait (one held back by its peer's share does not block the others).
+    func serveBudgetWaiters() {
+        guard !budgetWaiters.isEmpty else { return }
+        let waiting = budgetWaiters
+        budgetWaiters = []
+        for id in waiting {
+            guard let c = connections[id], c.waitingForBudget, case .sourcing(let source, let remaining) = c.phase else {
+                continue
+            }
+            if tryHold(c, min(remaining, source.chunkLimit)) {
+                c.waitingForBudget = false
+                startChunk(c, source)
+            } else {
+                budgetWaiters.append(id)
+            }
+        }
+    }
+
+    /// Gives freed heap back to the system once a good deal of response memory has been
+    /// released (glibc keeps freed memory otherwise): `malloc_trim(0)`, looked up at run time.
+    func trimHeapIfWorthIt() {
+        guard releasedSinceTrim >= 8 << 20 else { return }
+        releasedSinceTrim = 0
+        _ = Self.mallocTrim?(0)
+    }
+
+    static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        guard let symbol = dlsym(nil, "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+    }()
+
+    /// Asks the body's source for its next chunk (one at a time per connection); its room in the
+    /// budget is already held.
+    func startChunk(_ c: Connection, _ source: BodySource) {
         guard !c.chunkPending else { return }
         c.chunkPending = true
         let server = self.server
@@ -933,6 +1078,9 @@ private final class EventLoop: @unchecked Sendable {
         guard connections.removeValue(forKey: c.id) != nil else { return }
         server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
         c.reservedBodyBytes = 0
+        c.output = []
+        c.pendingHead = nil
+        releaseHeld(c)
         if c.countedForPeer, let held = connectionsByPeer[c.peer] {
             connectionsByPeer[c.peer] = held > 1 ? held - 1 : nil
         }
@@ -946,6 +1094,7 @@ private final class EventLoop: @unchecked Sendable {
     // MARK: Time
 
     func sweep(at t: Int64) {
+        trimHeapIfWorthIt()
         for c in Array(connections.values) {
             switch c.phase {
             case .reading where c.authorizingBytes != nil:
@@ -977,6 +1126,8 @@ private final class EventLoop: @unchecked Sendable {
                 } else if let deadline = stopDeadline, t >= deadline {
                     closeNow(c)
                 }
+            case .sourcing where c.chunkPending || c.waitingForBudget:
+                c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
             case .writing, .sourcing:
                 if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
             case .draining(let until):
@@ -1102,6 +1253,12 @@ private final class Connection {
     var keepAlive = true
     /// A chunk of a `BodySource` body has been asked for and not delivered yet.
     var chunkPending = false
+    /// Waiting in `EventLoop.budgetWaiters` for room for the next chunk.
+    var waitingForBudget = false
+    /// Bytes of the response budget this connection holds (its output's body, or a chunk on its way).
+    var heldBytes = 0
+    /// A `BodySource` response's head, written together with its first chunk (nil once written).
+    var pendingHead: [UInt8]?
     /// The client closed its side while its request was handled: answer, then close.
     var peerClosed = false
     /// An answer decided inside a parser callback, written once `http_parser_execute` returns.

@@ -66,6 +66,9 @@ struct HTTPResponse: Sendable {
 struct BodySource: Sendable {
     /// The body's length in bytes.
     var length: Int
+    /// The largest chunk `next` returns, in bytes: what the server holds of its response budget
+    /// before asking for one (a larger chunk is counted as it is).
+    var chunkLimit = 1 << 20
     /// The next chunk (non-empty).
     var next: @Sendable () async throws -> [UInt8]?
 }

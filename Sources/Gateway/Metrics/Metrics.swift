@@ -8,7 +8,8 @@ import Shared
 /// `events_received_total{producer}`, `stream_repairs_total{outcome}` (live notifications read
 /// from NotificationService because delivery missed them: `filled` notifications, `head_behind`
 /// channels found behind by a heads check, `failed` reads), `stream_channels` (recipients
-/// subscribed to).
+/// subscribed to), `http_response_buffer_bytes` (response bytes the gateway holds now) and
+/// `http_response_buffer_peak_bytes` (the most it has held at once).
 ///
 /// Clients cannot shape it: every label value comes from a closed set (route templates or
 /// `unmatched`, the standard methods or `other`, status codes, the services' names and message
@@ -41,10 +42,19 @@ final class Metrics: Sendable {
         var repairs: [String: Int] = [:]
     }
     private let state = Locked(State())
+    /// The gauges' values at render time.
+    struct Gauges: Sendable {
+        var streams = 0
+        var connections = 0
+        var channels = 0
+        /// Response bytes held now, and the most held at once.
+        var responseBufferBytes = 0
+        var responseBufferPeakBytes = 0
+    }
     /// Reads the gauges at render time.
-    let gauges: @Sendable () -> (streams: Int, connections: Int, channels: Int)
+    let gauges: @Sendable () -> Gauges
 
-    init(gauges: @escaping @Sendable () -> (streams: Int, connections: Int, channels: Int)) { self.gauges = gauges }
+    init(gauges: @escaping @Sendable () -> Gauges) { self.gauges = gauges }
 
     /// Counts a request. `route` is a template or `unmatched`; an unknown method counts as `other`.
     func recordRequest(route: String, method: String, status: Int, seconds: Double) {
@@ -71,7 +81,8 @@ final class Metrics: Sendable {
     /// The exposition text.
     func render() -> String {
         let s = state.withLock { $0 }
-        let (streams, connections, channels) = gauges()
+        let g = gauges()
+        let (streams, connections, channels) = (g.streams, g.connections, g.channels)
         var out = ""
         out += "# HELP http_requests_total HTTP requests by route template, method and status.\n"
         out += "# TYPE http_requests_total counter\n"
@@ -97,6 +108,10 @@ final class Metrics: Sendable {
         out += "sse_open_streams \(streams)\n"
         out += "# HELP http_open_connections Open client connections.\n# TYPE http_open_connections gauge\n"
         out += "http_open_connections \(connections)\n"
+        out += "# HELP http_response_buffer_bytes Response bytes the gateway holds for clients now.\n"
+        out += "# TYPE http_response_buffer_bytes gauge\nhttp_response_buffer_bytes \(g.responseBufferBytes)\n"
+        out += "# HELP http_response_buffer_peak_bytes The most response bytes the gateway has held at once.\n"
+        out += "# TYPE http_response_buffer_peak_bytes gauge\nhttp_response_buffer_peak_bytes \(g.responseBufferPeakBytes)\n"
         out += "# HELP events_received_total Events received from producers.\n# TYPE events_received_total counter\n"
         for (p, v) in s.eventsReceived.sorted(by: { $0.key < $1.key }) {
             out += "events_received_total{producer=\"\(Self.escape(p))\"} \(v)\n"

@@ -29,6 +29,10 @@ struct ProfileConfiguration: Sendable {
     /// `PROFILE_MEDIA_GC_INTERVAL_MS`: how often the collector looks for due media, in ms (default
     /// 60 s; it also runs after each release).
     var mediaCollectIntervalMs = 60_000
+    /// `PROFILE_TEST_CRASH_ON_CREATE_FILE` (tests only; default none): when a `profile.create`
+    /// arrives and this file exists, the file is removed and the process exits at once (status
+    /// 70), as if killed after AuthService made the account and before its profile existed.
+    var crashOnCreateFile: String?
 
     /// The defaults.
     init() {}
@@ -47,5 +51,6 @@ struct ProfileConfiguration: Sendable {
             try env.int("PROFILE_MEDIA_GC_DELAY_MS", default: Int(mediaCollectDelayMs), range: 0...Int(Int32.max) * 1000))
         mediaCollectIntervalMs = try env.int(
             "PROFILE_MEDIA_GC_INTERVAL_MS", default: mediaCollectIntervalMs, range: 10...Int(Int32.max))
+        crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
     }
 }

@@ -67,7 +67,9 @@ struct MediaHandlers: Sendable {
         let processor = self.processor
         let processed: ProcessedMedia
         do {
-            processed = try await processing.run { () throws -> ProcessedMedia in
+            // Fair across uploaders, weighed by pixels (the header's, read without decoding).
+            let cost = MediaProcessor.workEstimate(bytes)
+            processed = try await processing.run(owner: ownerId, cost: cost) { () throws -> ProcessedMedia in
                 try processor.process(bytes, declaredContentType: contentType)
             }
         } catch let error as MediaError {

@@ -7,6 +7,8 @@ struct ProfileHandlers: Sendable {
     let users: any ProfileStore
     let posts: any PostStore
     let auth: RPCClient
+    /// See `ProfileConfiguration.crashOnCreateFile` (tests only).
+    var crashOnCreateFile: String? = nil
 
     /// Fields `UpdateMe.clear` may name.
     static let clearable: Set<String> = ["phone", "gender", "birthDate", "profilePhotoURL"]
@@ -45,6 +47,7 @@ struct ProfileHandlers: Sendable {
     /// Stores the identity and the registration's profile fields (idempotent).
     /// - Throws: 400 with every field error.
     func createProfile(_ request: Profile.CreateProfile.Request) async throws -> Me {
+        if let flag = crashOnCreateFile, unlink(flag) == 0 { _exit(70) }
         let name = Self.registrationName(request.name)
         let errors = ProfileRules.profileFields(name: name, bio: nil, birthDate: request.birthDate, gender: request.gender)
         guard errors.isEmpty else { throw ServiceError.validation(errors) }

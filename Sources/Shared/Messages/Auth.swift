@@ -24,11 +24,20 @@ public enum Auth {
     }
 
     /// Creates an account and its first session.
+    ///
+    /// A repeat of a registration that is not finished yet (no `CompleteRegistration` since,
+    /// e.g. ProfileService died before the profile was made and the client got 503) is finished
+    /// instead of refused: when the email and the username both belong to one such account,
+    /// registered within `resumeWindowMs`, and the password matches it, the reply is that
+    /// account with a new session.
     /// Errors: 400 `invalid_email` / `invalid_username` / `weak_password` / `password_too_long`
     /// (with `fields`), 409 `email_taken` / `username_taken`.
     public enum Register: RPC {
         public static let type = "auth.register"
         public static let isIdempotent = false
+        /// How long after an account's creation a repeat of its unfinished registration still
+        /// finishes it (1 hour), in ms.
+        public static let resumeWindowMs: Int64 = 3_600_000
         public struct Request: Codable, Sendable {
             public var email: String
             public var username: String
@@ -40,6 +49,18 @@ public enum Auth {
             }
         }
         public typealias Reply = SessionReply
+    }
+
+    /// Marks an account's registration finished (the gateway calls it once the profile exists),
+    /// so a repeat of its `Register` is 409 again. Idempotent; an unknown id is no error.
+    public enum CompleteRegistration: RPC {
+        public static let type = "auth.complete_registration"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var userId: String
+            public init(userId: String) { self.userId = userId }
+        }
+        public typealias Reply = Empty
     }
 
     /// Logs in by email or username (case-insensitive), throttled per account and client

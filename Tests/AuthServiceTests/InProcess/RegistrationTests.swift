@@ -84,6 +84,30 @@ struct RegistrationTests {
         try await auth.login("kibi", String(repeating: "é", count: 512))
     }
 
+    @Test func aRepeatOfAnUnfinishedRegistrationFinishesIt() async throws {
+        let auth = try InProcessAuth()
+        let first = try await auth.register("bob", email: "bob@example.com")
+        // The profile was never made (ProfileService died): the same request again is the same
+        // account with a new session, and nothing new is stored or emitted.
+        let again = try await auth.register("bob", email: "bob@example.com")
+        #expect(again.identity == first.identity)
+        #expect(again.session.token != first.session.token)
+        #expect(try await auth.validate(again.session.token).userId == first.identity.id)
+        #expect(try await auth.count("users") == 1)
+        #expect(try await auth.outbox().count == 1)
+        // Another password, or another username with the same email, is still taken.
+        _ = await expectError("email_taken", status: 409) {
+            try await auth.register("bob", email: "bob@example.com", password: "another horse")
+        }
+        _ = await expectError("email_taken", status: 409) { try await auth.register("bobby", email: "bob@example.com") }
+        // Once finished, or an hour on, a repeat is 409.
+        try await auth.accounts.accounts.completeRegistration(userId: first.identity.id)
+        _ = await expectError("email_taken", status: 409) { try await auth.register("bob", email: "bob@example.com") }
+        _ = try await auth.register("carol", email: "carol@example.com")
+        auth.clock.advance(ms: Auth.Register.resumeWindowMs + 1)
+        _ = await expectError("email_taken", status: 409) { try await auth.register("carol", email: "carol@example.com") }
+    }
+
     @Test func usernameAndEmailAreUniqueCaseInsensitively() async throws {
         let auth = try InProcessAuth()
         try await auth.register("alice", email: "alice@example.com")
@@ -95,6 +119,10 @@ struct RegistrationTests {
             try await auth.register("other", email: " ALICE@Example.com")
         }
         #expect(email?.fields?.map(\.field) == ["email"])
+        // Its profile made (the gateway says so): a repeat with the same password is no longer
+        // a registration to finish.
+        let alice = try #require(try await auth.accounts.lookupUsers(.init(ids: [], usernames: ["alice"])).users.first)
+        try await auth.accounts.accounts.completeRegistration(userId: alice.id)
         let both = await expectError("email_taken", status: 409) {
             try await auth.register("Alice", email: "alice@EXAMPLE.com")
         }

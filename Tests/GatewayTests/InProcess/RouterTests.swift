@@ -70,7 +70,7 @@ import Testing
 /// The metrics cannot be shaped by clients.
 @Suite struct MetricsTests {
     @Test func labelValuesComeFromAClosedSetAndAreEscaped() {
-        let metrics = Metrics(gauges: { (0, 0, 0) })
+        let metrics = Metrics(gauges: { Metrics.Gauges() })
         metrics.recordRequest(route: "unmatched", method: "PROPFIND", status: 404, seconds: 0)
         metrics.recordRequest(route: "/v1/users/{username}", method: "GET", status: 200, seconds: 0.01)
         let text = metrics.render()
