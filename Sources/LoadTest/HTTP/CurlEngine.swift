@@ -346,12 +346,22 @@ final class CurlEngine: @unchecked Sendable {
     /// Streams per loopback source address (a quarter of the gateway's default per-address cap).
     static let streamsPerSourceAddress = 250
 
-    /// For a gateway on IPv4 loopback, the source address of the `index`th stream:
-    /// 127.1.x.y, `streamsPerSourceAddress` streams each (all of 127.0.0.0/8 is loopback on
-    /// Linux, so nothing needs configuring). Nil for any other gateway: streams use the default.
+    /// Streams that keep the default source address before any is spread (half the gateway's
+    /// default per-address cap, GATEWAY_MAX_STREAMS_PER_ADDRESS = 1,000).
+    static let streamsOnDefaultSource = 500
+
+    /// For a gateway on IPv4 loopback, the source address of the `index`th stream: the default
+    /// for the first `streamsOnDefaultSource`, then 127.1.x.y, `streamsPerSourceAddress` streams
+    /// each (all of 127.0.0.0/8 is loopback on Linux, so nothing needs configuring). Nil for the
+    /// default source and for any other gateway.
+    ///
+    /// Small runs keep the default because a port published by DNAT (rootful podman, CNI
+    /// portmap) masquerades only connections from 127.0.0.1: the container's reply to 127.1.x.y
+    /// has no route back, and such a stream never opens (container-test's LoadTest runs).
     static func streamSource(url: String, index: Int) -> String? {
         guard url.hasPrefix("http://127.") || url.hasPrefix("http://localhost") else { return nil }
-        let slot = index / streamsPerSourceAddress
+        guard index >= streamsOnDefaultSource else { return nil }
+        let slot = (index - streamsOnDefaultSource) / streamsPerSourceAddress
         return "127.1.\(slot / 254 % 256).\(slot % 254 + 1)"
     }
 
