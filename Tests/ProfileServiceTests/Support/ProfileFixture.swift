@@ -34,6 +34,9 @@ final class ProfileFixture: Sendable {
         let logger = Logger(service: "test", minimum: .error)
         authClient = try RPCClient(
             service: "auth", endpoint: auth.rpcEndpoint, context: zmq, logger: logger, defaultTimeoutMs: 10_000)
+        // Connected before the first call: a call that finds no peer is refused after 300 ms
+        // (RPCClient.unsentRetryBudgetMs), shorter than a connect takes on a busy machine.
+        try await waitUntilReachable(authClient, timeoutMs: 60_000)
         database = try Database(
             path: "\(directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations,
             legacy: ProfileSchema.legacy)
@@ -45,6 +48,7 @@ final class ProfileFixture: Sendable {
         let bound = try host.start()
         client = try RPCClient(
             service: "profile", endpoint: bound.rpc, context: zmq, logger: logger, defaultTimeoutMs: 10_000)
+        try await waitUntilReachable(client, timeoutMs: 60_000)
     }
 
     deinit {
