@@ -26,10 +26,10 @@ struct AuthApp: ServiceApp {
     init(configuration: AuthConfiguration, database: Database, logger: Logger, clock: Clock = .system) throws {
         let hasher = try PasswordHasher(
             concurrency: configuration.hashConcurrency, queueLimit: configuration.hashQueueLimit)
-        let accountStore = SQLiteAccountStore(database: database)
-        let sessionStore = SQLiteSessionStore(database: database)
+        let accountStore = SQLAccountStore(database: database)
+        let sessionStore = SQLSessionStore(database: database)
         let throttle = LoginThrottle(
-            store: SQLiteLoginFailureStore(database: database), policy: configuration.throttlePolicy, clock: clock)
+            store: SQLLoginFailureStore(database: database), policy: configuration.throttlePolicy, clock: clock)
         let sessionTTLMs = Int64(configuration.sessionTTLSeconds) * 1000
         accounts = AccountHandlers(
             accounts: accountStore, sessions: sessionStore, hasher: hasher, sessionTTLMs: sessionTTLMs, clock: clock)

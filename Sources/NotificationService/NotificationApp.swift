@@ -50,8 +50,8 @@ struct NotificationApp: ServiceApp {
         self.jobs = jobs
         self.delivery = delivery
         self.deliveryEndpoint = deliveryEndpoint
-        graph = GraphHandlers(replica: replica, follows: SQLiteFollowStore(database: database, notifications: writer))
-        notifications = NotificationHandlers(store: SQLiteNotificationStore(database: database))
+        graph = GraphHandlers(replica: replica, follows: SQLFollowStore(database: database, notifications: writer))
+        notifications = NotificationHandlers(store: SQLNotificationStore(database: database))
         profileEvents = ProfileEventHandlers(notifications: writer, jobs: jobs)
         merger = RecentMerger(
             database: database, intervalMs: Int64(configuration.mergeIntervalMs), batch: configuration.mergeBatch,

@@ -36,12 +36,12 @@ struct ProfileApp: ServiceApp {
     init(configuration: ProfileConfiguration, database: Database, auth: RPCClient, logger: Logger = Logger(service: "profile"))
         throws
     {
-        let replica = SQLiteProfileStore.replica(database: database, auth: auth)
-        let users = SQLiteProfileStore(
+        let replica = SQLProfileStore.replica(database: database, auth: auth)
+        let users = SQLProfileStore(
             database: database, replica: replica, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
-        let postStore = SQLitePostStore(database: database, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
-        let engagementStore = SQLiteEngagementStore(database: database)
-        let records = SQLiteMediaRecordStore(database: database)
+        let postStore = SQLPostStore(database: database, mediaReleaseDelayMs: configuration.mediaCollectDelayMs)
+        let engagementStore = SQLEngagementStore(database: database)
+        let records = SQLMediaRecordStore(database: database)
         let root =
             configuration.mediaDirectory ?? "\(NSTemporaryDirectory())/profile-media"
         let files = try FileMediaStore(root: root)

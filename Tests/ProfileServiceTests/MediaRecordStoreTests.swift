@@ -16,7 +16,7 @@ import Testing
     }
 
     /// Runs the collector at `nowMs`; returns the ids whose files it removed.
-    func collect(_ store: SQLiteMediaRecordStore, at nowMs: Int64) async throws -> [String] {
+    func collect(_ store: SQLMediaRecordStore, at nowMs: Int64) async throws -> [String] {
         let removed = Locked<[String]>([])
         let rows = try await store.collect(nowMs: nowMs, graceMs: grace, limit: 100) { id in
             removed.withLock { $0.append(id) }
@@ -27,7 +27,7 @@ import Testing
 
     @Test func aFreshUnusedUploadIsKeptForItsGracePeriodThenCollected() async throws {
         let f = try await ProfileFixture()
-        let store = SQLiteMediaRecordStore(database: f.database)
+        let store = SQLMediaRecordStore(database: f.database)
         let id = String(repeating: "a", count: 64)
         try await store.claim(Self.record(id, "u1"), nowMs: 10_000, graceMs: grace)
         #expect(try await collect(store, at: 10_999).isEmpty)
@@ -39,7 +39,7 @@ import Testing
 
     @Test func theSameBytesFromTwoUsersAreKeptWhileEitherIsFresh() async throws {
         let f = try await ProfileFixture()
-        let store = SQLiteMediaRecordStore(database: f.database)
+        let store = SQLMediaRecordStore(database: f.database)
         let id = String(repeating: "b", count: 64)
         try await store.claim(Self.record(id, "u1"), nowMs: 10_000, graceMs: grace)
         try await store.claim(Self.record(id, "u2"), nowMs: 10_600, graceMs: grace)
@@ -54,8 +54,8 @@ import Testing
     @Test func aPostedUploadStaysUntilItsPostIsDeleted() async throws {
         let f = try await ProfileFixture()
         let owner = try await f.register("mediaowner")
-        let store = SQLiteMediaRecordStore(database: f.database)
-        let posts = SQLitePostStore(database: f.database, mediaReleaseDelayMs: 0)
+        let store = SQLMediaRecordStore(database: f.database)
+        let posts = SQLPostStore(database: f.database, mediaReleaseDelayMs: 0)
         let id = String(repeating: "c", count: 64)
         try await store.claim(Self.record(id, owner.id), nowMs: 10_000, graceMs: grace)
         let post = try await posts.create(
@@ -79,7 +79,7 @@ import Testing
     @Test func mediaWhoseFilesCannotBeRemovedKeepsItsRowsAndIsRetriedLater() async throws {
         struct Refused: Error {}
         let f = try await ProfileFixture()
-        let store = SQLiteMediaRecordStore(database: f.database)
+        let store = SQLMediaRecordStore(database: f.database)
         let stuck = String(repeating: "d", count: 64)
         let fine = String(repeating: "e", count: 64)
         try await store.claim(Self.record(stuck, "u1"), nowMs: 10_000, graceMs: grace)
@@ -89,7 +89,7 @@ import Testing
         }
         #expect(removed == [fine])
         #expect(try await store.exists(id: stuck))
-        #expect(try await collect(store, at: 20_000 + SQLiteMediaRecordStore.retryDelayMs - 1).isEmpty)
-        #expect(try await collect(store, at: 20_000 + SQLiteMediaRecordStore.retryDelayMs) == [stuck])
+        #expect(try await collect(store, at: 20_000 + SQLMediaRecordStore.retryDelayMs - 1).isEmpty)
+        #expect(try await collect(store, at: 20_000 + SQLMediaRecordStore.retryDelayMs) == [stuck])
     }
 }

@@ -14,7 +14,7 @@ import Testing
     /// and the subscriber's cursor.
     static func writeLegacyDatabase(at path: String) throws {
         let c = try SQLiteConnection(path: path)
-        try c.execute(ProfileSchema.legacy[0].sql)
+        try c.execute(ProfileSchema.legacy[0].sqlite ?? "")
         try c.execute(
             """
             CREATE TABLE outbox(

@@ -54,7 +54,7 @@ import Testing
         let reopened = try Database(
             path: "\(f.directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations)
         let app = try ProfileApp(configuration: ProfileConfiguration(), database: reopened, auth: f.authClient)
-        let store = SQLiteProfileStore(database: reopened, replica: app.replica)
+        let store = SQLProfileStore(database: reopened, replica: app.replica)
         #expect(try await store.user(id: a.id)?.saveOriginalPosts == true)
         #expect(try await store.user(id: b.id)?.saveOriginalPosts == false)
         #expect(try await f.call(Profile.GetSettings.self, .init(userId: b.id)).sections[0].items[2].action.value == false)

@@ -11,15 +11,15 @@ import Testing
 @Suite struct StoreTests {
     struct Stores {
         let f: ProfileFixture
-        let users: SQLiteProfileStore
-        let posts: SQLitePostStore
-        let engagement: SQLiteEngagementStore
+        let users: SQLProfileStore
+        let posts: SQLPostStore
+        let engagement: SQLEngagementStore
 
         init() async throws {
             f = try await ProfileFixture()
-            users = SQLiteProfileStore(database: f.database, replica: f.app.replica)
-            posts = SQLitePostStore(database: f.database)
-            engagement = SQLiteEngagementStore(database: f.database)
+            users = SQLProfileStore(database: f.database, replica: f.app.replica)
+            posts = SQLPostStore(database: f.database)
+            engagement = SQLEngagementStore(database: f.database)
         }
 
         /// Seeds identities into the replica (profile rows are created with them).

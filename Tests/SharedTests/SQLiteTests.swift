@@ -12,11 +12,11 @@ struct SQLiteTests {
         let migrations = [Migration("a.1", "CREATE TABLE a(x INTEGER)"), Migration("a.2", "ALTER TABLE a ADD COLUMN y TEXT")]
         do {
             let c = try SQLiteConnection(path: path)
-            try Migrator.migrate(c, migrations)
+            try Migrator.migrate(DatabaseConnection(c), migrations)
             try c.query("INSERT INTO a(x, y) VALUES (?, ?)", [1, "one"])
         }
         let c = try SQLiteConnection(path: path)
-        try Migrator.migrate(c, migrations + [Migration("a.3", "CREATE INDEX a_x ON a(x)")])
+        try Migrator.migrate(DatabaseConnection(c), migrations + [Migration("a.3", "CREATE INDEX a_x ON a(x)")])
         #expect(try c.query("SELECT id FROM schema_migrations ORDER BY id").map { try $0.string("id") } == ["a.1", "a.2", "a.3"])
         #expect(try c.queryOne("SELECT y FROM a WHERE x = ?", [1])?.string("y") == "one")
         #expect(try c.queryOne("PRAGMA journal_mode")?.string("journal_mode") == "wal")
@@ -32,7 +32,8 @@ struct SQLiteTests {
         }
         let legacy = [Migration("a.1", "CREATE TABLE a(x INTEGER)")]
         let c = try SQLiteConnection(path: path)
-        try Migrator.migrate(c, legacy + [Migration("a.2", "ALTER TABLE a ADD COLUMN y TEXT")], legacy: legacy)
+        try Migrator.migrate(
+            DatabaseConnection(c), legacy + [Migration("a.2", "ALTER TABLE a ADD COLUMN y TEXT")], legacy: legacy)
         try c.query("INSERT INTO a(x, y) VALUES (1, 'y')")
         #expect(try c.scalar("SELECT COUNT(*) FROM schema_migrations") == 2)
     }
@@ -44,7 +45,7 @@ struct SQLiteTests {
             Migration("a.1", "CREATE TABLE a(x INTEGER)"), Migration("a.2", "CREATE TABLE b(x INTEGER)"),
             Migration("a.1", "CREATE TABLE c(x INTEGER)"),
         ]
-        #expect(throws: MigrationError.duplicateId("a.1")) { try Migrator.migrate(c, twice) }
+        #expect(throws: MigrationError.duplicateId("a.1")) { try Migrator.migrate(DatabaseConnection(c), twice) }
         #expect(try !c.exists("SELECT 1 FROM sqlite_master WHERE name = 'a'"))
         #expect(throws: Never.self) { try Migrator.validate(Array(twice.prefix(2))) }
     }
@@ -56,11 +57,12 @@ struct SQLiteTests {
         let old = [Migration("a.1", "CREATE TABLE a(x INTEGER)")]
         do {
             let c = try SQLiteConnection(path: path)
-            try Migrator.migrate(c, old + [Migration("a.2", "CREATE TABLE b(x INTEGER)"), Migration("a.3", "SELECT 1")])
+            try Migrator.migrate(
+                DatabaseConnection(c), old + [Migration("a.2", "CREATE TABLE b(x INTEGER)"), Migration("a.3", "SELECT 1")])
         }
         let c = try SQLiteConnection(path: path)
         #expect(throws: MigrationError.unknownApplied(["a.2", "a.3"])) {
-            try Migrator.migrate(c, old + [Migration("a.4", "CREATE TABLE d(x INTEGER)")])
+            try Migrator.migrate(DatabaseConnection(c), old + [Migration("a.4", "CREATE TABLE d(x INTEGER)")])
         }
         #expect(try !c.exists("SELECT 1 FROM sqlite_master WHERE name = 'd'"))
     }

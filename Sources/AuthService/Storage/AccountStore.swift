@@ -30,7 +30,7 @@ protocol AccountStore: Sendable {
 
     /// Creates the account and its first session, and emits `auth.user.registered`, in one
     /// transaction (uniqueness checked again inside it).
-    /// - Throws: 409 as `ensureAvailable`, `SQLiteError`.
+    /// - Throws: 409 as `ensureAvailable`, the engine's error.
     func register(_ identity: Identity, passwordHash: String, session: NewSession) async throws
 
     /// The account whose email is `email` and username is `username` if its registration is
@@ -52,7 +52,7 @@ protocol AccountStore: Sendable {
     /// - Returns: each user's outcome, in order.
     /// - Throws: 409 `username_taken` / `email_taken` (the first conflict's code) with a field
     ///   `users[<index>].username` / `users[<index>].email` per conflict (at most
-    ///   `Auth.ImportUsers.maxFieldErrors`), nothing written; `SQLiteError`.
+    ///   `Auth.ImportUsers.maxFieldErrors`), nothing written; the engine's error.
     func importUsers(_ users: [Auth.ImportUsers.User], passwordHash: String, createdAt: Int64) async throws
         -> [Auth.ImportUsers.Imported]
 
@@ -70,8 +70,8 @@ protocol AccountStore: Sendable {
     func changeIdentity(userId: String, username: String?, email: String?) async throws -> (Identity, changed: Bool)
 }
 
-/// `AccountStore` on SQLite.
-struct SQLiteAccountStore: AccountStore {
+/// `AccountStore` on a SQL `Database`, either engine.
+struct SQLAccountStore: AccountStore {
     let database: Database
 
     static let identityColumns = "id, username, email, version"
@@ -81,7 +81,7 @@ struct SQLiteAccountStore: AccountStore {
     }
 
     private static func ensureAvailable(
-        email: String?, username: String?, excluding: String?, _ c: SQLiteConnection
+        email: String?, username: String?, excluding: String?, _ c: DatabaseConnection
     ) throws {
         var fields: [FieldError] = []
         let other = excluding ?? ""
@@ -110,7 +110,7 @@ struct SQLiteAccountStore: AccountStore {
                     identity.id, identity.username, identity.email, passwordHash, identity.version, session.createdAt,
                     session.createdAt,
                 ])
-            try SQLiteSessionStore.insert(session, in: tx)
+            try SQLSessionStore.insert(session, in: tx)
             try tx.emit(Auth.UserRegistered(identity: identity))
         }
     }
@@ -133,7 +133,7 @@ struct SQLiteAccountStore: AccountStore {
                 try tx.connection.exists(
                     "SELECT 1 FROM users WHERE id = ? AND registration_pending_since IS NOT NULL", [userId])
             else { return false }
-            try SQLiteSessionStore.insert(session, in: tx)
+            try SQLSessionStore.insert(session, in: tx)
             return true
         }
     }

@@ -14,7 +14,7 @@ import Shared
 enum AuthSchema {
     /// The migrations from before they were named (`user_version` 1...3).
     static let legacy = [
-        Migration(
+        Migration.sqlite(
             "auth.1-accounts-sessions",
             """
             CREATE TABLE users(
@@ -36,8 +36,8 @@ enum AuthSchema {
             CREATE INDEX login_failures_by_login ON login_failures(login, at);
             CREATE INDEX login_failures_by_time ON login_failures(at);
             """),
-        Migration("auth.2-sessions-by-expiry", "CREATE INDEX sessions_by_expiry ON sessions(expires_at)"),
-        Migration(
+        Migration.sqlite("auth.2-sessions-by-expiry", "CREATE INDEX sessions_by_expiry ON sessions(expires_at)"),
+        Migration.sqlite(
             "auth.3-sessions-revoked",
             "CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL"),
     ]
@@ -46,7 +46,7 @@ enum AuthSchema {
         legacy + [
             // Throttling per (account, client address), per address and per account: the old
             // per-identifier rows cannot be split by address; they expire within the window anyway.
-            Migration(
+            Migration.sqlite(
                 "auth.4-login-failures-by-address",
                 """
                 DROP TABLE login_failures;
@@ -58,6 +58,33 @@ enum AuthSchema {
                 """),
             // When an account's registration began, until the gateway reports its profile made
             // (NULL: finished, and every account from before).
-            Migration("auth.5-registration-pending", "ALTER TABLE users ADD COLUMN registration_pending_since INTEGER"),
+            Migration.sqlite("auth.5-registration-pending", "ALTER TABLE users ADD COLUMN registration_pending_since INTEGER"),
+            // PostgreSQL starts from the schema auth.1...5 built on SQLite (times in Unix ms: BIGINT).
+            Migration(
+                "auth.6-postgres-schema", sqlite: nil,
+                postgres: """
+                    CREATE TABLE users(
+                        id TEXT PRIMARY KEY,
+                        username TEXT NOT NULL UNIQUE,
+                        email TEXT NOT NULL UNIQUE,
+                        password_hash TEXT NOT NULL,
+                        version BIGINT NOT NULL,
+                        created_at BIGINT NOT NULL,
+                        registration_pending_since BIGINT);
+                    CREATE TABLE sessions(
+                        id TEXT PRIMARY KEY,
+                        token_hash TEXT NOT NULL UNIQUE,
+                        user_id TEXT NOT NULL REFERENCES users(id),
+                        created_at BIGINT NOT NULL,
+                        expires_at BIGINT NOT NULL,
+                        revoked_at BIGINT);
+                    CREATE INDEX sessions_by_user ON sessions(user_id);
+                    CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+                    CREATE INDEX sessions_revoked ON sessions(revoked_at) WHERE revoked_at IS NOT NULL;
+                    CREATE TABLE login_failures(account_key TEXT NOT NULL, address_key TEXT NOT NULL, at BIGINT NOT NULL);
+                    CREATE INDEX login_failures_by_account ON login_failures(account_key, at);
+                    CREATE INDEX login_failures_by_address ON login_failures(address_key, at);
+                    CREATE INDEX login_failures_by_time ON login_failures(at);
+                    """),
         ]
 }

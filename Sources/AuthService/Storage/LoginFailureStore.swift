@@ -29,8 +29,8 @@ protocol LoginFailureStore: Sendable {
     func record(_ key: LoginFailureKey, now: Int64, keepAfter: Int64) async throws
 }
 
-/// `LoginFailureStore` on SQLite.
-struct SQLiteLoginFailureStore: LoginFailureStore {
+/// `LoginFailureStore` on a SQL `Database`, either engine.
+struct SQLLoginFailureStore: LoginFailureStore {
     let database: Database
 
     /// Deletes the pair's failures in `tx` (a successful login from that address).

@@ -12,7 +12,7 @@ struct SessionPurge: Service {
     /// Rows deleted per transaction.
     var batch = 5_000
 
-    /// Deletes every session expired or revoked now. - Returns: how many. - Throws: `SQLiteError`.
+    /// Deletes every session expired or revoked now. - Returns: how many. - Throws: the engine's error.
     func purge() async throws -> Int {
         let now = clock.now()
         var total = 0

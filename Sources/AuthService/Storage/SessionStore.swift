@@ -27,8 +27,8 @@ protocol SessionStore: Sendable {
     func purge(now: Int64, limit: Int) async throws -> Int
 }
 
-/// `SessionStore` on SQLite.
-struct SQLiteSessionStore: SessionStore {
+/// `SessionStore` on a SQL `Database`, either engine.
+struct SQLSessionStore: SessionStore {
     let database: Database
 
     /// Inserts a session in `tx` (also used by registration).
@@ -40,7 +40,7 @@ struct SQLiteSessionStore: SessionStore {
 
     func start(_ session: NewSession, clearing failures: LoginFailureKey) async throws {
         try await database.write { tx in
-            try SQLiteLoginFailureStore.clear(failures, in: tx)
+            try SQLLoginFailureStore.clear(failures, in: tx)
             try Self.insert(session, in: tx)
         }
     }
@@ -90,11 +90,11 @@ struct SQLiteSessionStore: SessionStore {
         // Two statements, each served by its own index (an OR of the two made SQLite scan).
         try await database.write { tx -> Int in
             try tx.query(
-                "DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE expires_at <= ? LIMIT ?)",
+                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? LIMIT ?)",
                 [now, limit])
             let expired = tx.connection.changes
             try tx.query(
-                "DELETE FROM sessions WHERE rowid IN (SELECT rowid FROM sessions WHERE revoked_at IS NOT NULL LIMIT ?)",
+                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE revoked_at IS NOT NULL LIMIT ?)",
                 [limit - expired])
             return expired + tx.connection.changes
         }

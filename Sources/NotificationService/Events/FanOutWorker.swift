@@ -13,7 +13,7 @@ struct FanOutJob: Sendable {
     var skipNotified = false
 
     /// The fan-out of post `postId` by `ownerId`, their keys made or found in `tx`.
-    /// - Parameter createdAt: Unix ms. - Throws: `SQLiteError`.
+    /// - Parameter createdAt: Unix ms. - Throws: the engine's error.
     static func make(postId: String, ownerId: String, thumbnailURL: String, createdAt: Int64, in tx: Transaction) throws
         -> FanOutJob
     {
@@ -70,7 +70,10 @@ final class FanOutWorker: Service {
         let progress = self.progress
         tx.onCommit { progress.withLock { $0[job.post] = (started, count) } }
         try tx.query(
-            "INSERT OR IGNORE INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (?, ?, ?, ?)",
+            """
+            INSERT INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (?, ?, ?, ?)
+            ON CONFLICT DO NOTHING
+            """,
             [job.post, job.owner, job.createdAt, last])
         wakeOnCommit(tx)
     }
@@ -80,13 +83,13 @@ final class FanOutWorker: Service {
     func purge(post: Int64, in tx: Transaction) throws {
         try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [post])
         if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) == batch {
-            try tx.query("INSERT OR IGNORE INTO purge_jobs(post) VALUES (?)", [post])
+            try tx.query("INSERT INTO purge_jobs(post) VALUES (?) ON CONFLICT DO NOTHING", [post])
             wakeOnCommit(tx)
         }
     }
 
     /// Whether `owner` has `notifyPosts` followers after key `after`.
-    static func hasFollowers(of owner: Int64, after: Int64, on c: SQLiteConnection) throws -> Bool {
+    static func hasFollowers(of owner: Int64, after: Int64, on c: DatabaseConnection) throws -> Bool {
         try c.exists(
             "SELECT 1 FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ? LIMIT 1", [owner, after])
     }
@@ -126,12 +129,13 @@ final class FanOutWorker: Service {
         let progress = self.progress
         return try await database.write { tx -> Bool in
             let c = tx.connection
+            // Oldest first: SQLite's rowid, PostgreSQL's identity column `position`.
             if let row = try c.queryOne(
                 """
                 SELECT j.post, j.owner, j.created_at, j.after_follower, j.skip_notified, p.id AS post_id,
                     p.thumbnail_url, i.id AS owner_id
                 FROM fanout_jobs j JOIN posts p ON p.key = j.post JOIN identities i ON i.key = j.owner
-                ORDER BY j.rowid LIMIT 1
+                ORDER BY j.\(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1
                 """)
             {
                 let job = FanOutJob(
@@ -160,7 +164,9 @@ final class FanOutWorker: Service {
                 }
                 return true
             }
-            if let post = try c.scalar("SELECT post FROM purge_jobs ORDER BY rowid LIMIT 1") {
+            if let post = try c.scalar(
+                "SELECT post FROM purge_jobs ORDER BY \(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1")
+            {
                 if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) < batch {
                     try tx.query("DELETE FROM purge_jobs WHERE post = ?", [post])
                 }

@@ -12,18 +12,22 @@ enum FollowImport {
     ///   - followers: distinct (key, id) pairs, none the followee, in request order.
     ///   - nowMs: the edges' `created_at` (Unix ms).
     /// - Returns: the ids of the followers whose edge was created, in `followers` order.
-    /// - Throws: `SQLiteError`, an encoding error.
+    /// - Throws: the engine's error, an encoding error.
     static func importFollows(
         followee: (key: Int64, id: String), followers: [(key: Int64, id: String)], notifyPosts: Bool, nowMs: Int64,
         in tx: Transaction
     ) throws -> [String] {
         let keys = String(decoding: try WireJSON.encode(followers.map(\.key)), as: UTF8.self)
-        // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join.
+        // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join. A JSON
+        // array of keys: SQLite's json_each, PostgreSQL's jsonb_array_elements_text.
+        let elements = tx.connection.sql(
+            sqlite: "SELECT value FROM json_each(?)",
+            postgres: "SELECT value::bigint AS value FROM jsonb_array_elements_text(?::jsonb)")
         let created = Set(
             try tx.query(
                 """
                 INSERT INTO edges(follower, followee, notify_posts, created_at)
-                SELECT value, ?, ?, ? FROM json_each(?) WHERE true
+                SELECT k.value, ?, ?, ? FROM (\(elements)) k WHERE true
                 ON CONFLICT(follower, followee) DO NOTHING
                 RETURNING follower
                 """, [followee.key, notifyPosts, nowMs, keys]
@@ -31,11 +35,11 @@ enum FollowImport {
         if created.isEmpty { return [] }
         try tx.query(
             """
-            INSERT INTO follow_counts(user, followers, following)
-            SELECT value, 0, 1 FROM json_each(?) WHERE true
-            ON CONFLICT(user) DO UPDATE SET following = following + 1
+            INSERT INTO follow_counts("user", followers, following)
+            SELECT k.value, 0, 1 FROM (\(elements)) k WHERE true
+            ON CONFLICT("user") DO UPDATE SET following = follow_counts.following + 1
             """, [String(decoding: try WireJSON.encode(Array(created)), as: UTF8.self)])
-        try SQLiteFollowStore.adjust(user: followee.key, followers: created.count, following: 0, in: tx)
+        try SQLFollowStore.adjust(user: followee.key, followers: created.count, following: 0, in: tx)
         // RETURNING gives no order guarantee: the event lists them in request order.
         let ordered = followers.filter { created.contains($0.key) }.map(\.id)
         try tx.emit(Notifications.FollowsImported(followeeId: followee.id, followerIds: ordered, notifyPosts: notifyPosts))

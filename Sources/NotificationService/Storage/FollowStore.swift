@@ -30,18 +30,18 @@ protocol FollowStore: Sendable {
     func states(viewerId: String, userIds: [String]) async throws -> [String: FollowState]
 }
 
-/// `FollowStore` on SQLite.
-struct SQLiteFollowStore: FollowStore {
+/// `FollowStore` on a SQL `Database`, either engine.
+struct SQLFollowStore: FollowStore {
     let database: Database
     let notifications: NotificationWriter
 
     /// Whether user key `follower` follows user key `followee`.
-    static func follows(_ follower: Int64, _ followee: Int64, on c: SQLiteConnection) throws -> Bool {
+    static func follows(_ follower: Int64, _ followee: Int64, on c: DatabaseConnection) throws -> Bool {
         try c.exists("SELECT 1 FROM edges WHERE follower = ? AND followee = ?", [follower, followee])
     }
 
     /// The viewer's relation to `user` (ids): `self`, `following` or `not_following`.
-    static func state(viewer: String, toward user: String, on c: SQLiteConnection) throws -> FollowState {
+    static func state(viewer: String, toward user: String, on c: DatabaseConnection) throws -> FollowState {
         if viewer == user { return .self }
         guard let v = try Keys.existingUser(viewer, on: c), let u = try Keys.existingUser(user, on: c) else {
             return .notFollowing
@@ -108,10 +108,14 @@ struct SQLiteFollowStore: FollowStore {
 
     /// Moves one user's counters, never below zero.
     static func adjust(user: Int64, followers: Int, following: Int, in tx: Transaction) throws {
+        // `user` is quoted: a reserved word in PostgreSQL. SQLite's two-argument MAX is
+        // PostgreSQL's GREATEST.
+        let max = tx.connection.sql(sqlite: "MAX", postgres: "GREATEST")
         try tx.query(
             """
-            INSERT INTO follow_counts(user, followers, following) VALUES (?1, MAX(?2, 0), MAX(?3, 0))
-            ON CONFLICT(user) DO UPDATE SET followers = MAX(followers + ?2, 0), following = MAX(following + ?3, 0)
+            INSERT INTO follow_counts("user", followers, following) VALUES (?1, \(max)(?2, 0), \(max)(?3, 0))
+            ON CONFLICT("user") DO UPDATE
+            SET followers = \(max)(follow_counts.followers + ?2, 0), following = \(max)(follow_counts.following + ?3, 0)
             """, [user, followers, following])
     }
 
@@ -120,7 +124,7 @@ struct SQLiteFollowStore: FollowStore {
             try c.snapshot {
                 let key = try Keys.existingUser(userId, on: c)
                 let counts = try key.flatMap {
-                    try c.queryOne("SELECT followers, following FROM follow_counts WHERE user = ?", [$0])
+                    try c.queryOne("SELECT followers, following FROM follow_counts WHERE \"user\" = ?", [$0])
                 }
                 return Notifications.Header.Reply(
                     userId: userId, followers: try counts?.int("followers") ?? 0,

@@ -5,20 +5,20 @@ import Shared
 enum Keys {
     /// The key of user `id`, adding a nameless identity row when the replica does not know the
     /// user yet (an event can arrive before the user's registration; the replica fills the name
-    /// in when that comes, or on the first lookup). - Throws: `SQLiteError`.
+    /// in when that comes, or on the first lookup). - Throws: the engine's error.
     static func user(_ id: String, in tx: Transaction) throws -> Int64 {
         if let key = try existingUser(id, on: tx.connection) { return key }
-        try tx.query("INSERT INTO identities(id, username, version) VALUES (?, NULL, 0)", [id])
-        return tx.connection.lastInsertRowID
+        return try tx.connection.insertReturning(
+            "INSERT INTO identities(id, username, version) VALUES (?, NULL, 0) RETURNING key", [id])
     }
 
-    /// The key of user `id`, nil when this database has never seen it. - Throws: `SQLiteError`.
-    static func existingUser(_ id: String, on c: SQLiteConnection) throws -> Int64? {
+    /// The key of user `id`, nil when this database has never seen it. - Throws: the engine's error.
+    static func existingUser(_ id: String, on c: DatabaseConnection) throws -> Int64? {
         try c.scalar("SELECT key FROM identities WHERE id = ?", [id])
     }
 
     /// The key of post `id`, adding the post or updating its thumbnail URL when one is given.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: the engine's error.
     static func post(_ id: String, thumbnailURL: String?, in tx: Transaction) throws -> Int64 {
         if let row = try tx.connection.queryOne("SELECT key, thumbnail_url FROM posts WHERE id = ?", [id]) {
             let key = try row.int64("key")
@@ -27,12 +27,12 @@ enum Keys {
             }
             return key
         }
-        try tx.query("INSERT INTO posts(id, thumbnail_url) VALUES (?, ?)", [id, thumbnailURL ?? ""])
-        return tx.connection.lastInsertRowID
+        return try tx.connection.insertReturning(
+            "INSERT INTO posts(id, thumbnail_url) VALUES (?, ?) RETURNING key", [id, thumbnailURL ?? ""])
     }
 
-    /// The key of post `id`, nil when no notification ever pointed to it. - Throws: `SQLiteError`.
-    static func existingPost(_ id: String, on c: SQLiteConnection) throws -> Int64? {
+    /// The key of post `id`, nil when no notification ever pointed to it. - Throws: the engine's error.
+    static func existingPost(_ id: String, on c: DatabaseConnection) throws -> Int64? {
         try c.scalar("SELECT key FROM posts WHERE id = ?", [id])
     }
 }

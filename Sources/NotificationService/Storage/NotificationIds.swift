@@ -43,9 +43,9 @@ struct NotificationIds: Sendable, Equatable {
     }
 
     /// The codec of the database `c` belongs to.
-    /// - Throws: `SQLiteError`, `RowError`; 500 `internal_error` when the database has no
+    /// - Throws: the engine's error, `RowError`; 500 `internal_error` when the database has no
     ///   secret (its migrations did not run).
-    static func load(on c: SQLiteConnection) throws -> NotificationIds {
+    static func load(on c: DatabaseConnection) throws -> NotificationIds {
         guard let row = try c.queryOne("SELECT value FROM secrets WHERE name = ?", [secretName]) else {
             throw ServiceError(.internalError, message: "no notification id secret", status: 500)
         }

@@ -41,7 +41,7 @@ import Shared
 enum NotificationSchema {
     /// The migrations from before they were named (`user_version` 1...2).
     static let legacy = [
-        Migration(
+        Migration.sqlite(
             "notification.1-graph-notifications",
             """
             CREATE TABLE users(
@@ -87,14 +87,14 @@ enum NotificationSchema {
                 read_seq INTEGER NOT NULL DEFAULT 0);
             """),
         // The new-post fan-out walks a followee's notifyPosts followers in follower order.
-        Migration(
+        Migration.sqlite(
             "notification.2-fanout-order",
             "CREATE INDEX follows_notify_posts_by_follower ON follows(followee_id, follower_id) WHERE notify_posts = 1"),
     ]
 
     static let migrations =
         legacy + IdentityReplica.migrations + [
-            Migration(
+            Migration.sqlite(
                 "notification.3-identities-from-users",
                 """
                 INSERT INTO identities(id, username, version)
@@ -105,7 +105,7 @@ enum NotificationSchema {
                 """),
             // Texts are rendered when shown, from the actor's current username; what a stored
             // text said besides the name moves to `detail`.
-            Migration(
+            Migration.sqlite(
                 "notification.4-detail-instead-of-text",
                 """
                 ALTER TABLE notifications ADD COLUMN detail TEXT;
@@ -115,7 +115,7 @@ enum NotificationSchema {
                     ELSE NULL END;
                 ALTER TABLE notifications DROP COLUMN text;
                 """),
-            Migration(
+            Migration.sqlite(
                 "notification.5-fanout-jobs",
                 """
                 CREATE TABLE fanout_jobs(
@@ -127,7 +127,7 @@ enum NotificationSchema {
                 """),
             // Compact keys instead of 32-hex TEXT ids in every row and index, notifications
             // clustered by (recipient, seq), no per-recipient head row to upsert per insert.
-            Migration(
+            Migration.sqlite(
                 "notification.6-compact-keys",
                 """
                 INSERT OR IGNORE INTO identities(id, username, version)
@@ -225,7 +225,7 @@ enum NotificationSchema {
             // New notifications go to a small table first and are merged into the big one in
             // the background (`RecentMerger`), so a fan-out's cost does not grow with the
             // database (see `NotificationSchema`).
-            Migration(
+            Migration.sqlite(
                 "notification.7-recent-notifications",
                 """
                 CREATE TABLE recent_notifications(
@@ -246,7 +246,7 @@ enum NotificationSchema {
                 """),
             // The newest seq merged into the big table, per recipient (`RecentMerger` keeps it),
             // so a new row's seq needs no seek into the big table (`NotificationWriter.head`).
-            Migration(
+            Migration.sqlite(
                 "notification.8-merged-head",
                 """
                 ALTER TABLE recipients ADD COLUMN merged_head INTEGER NOT NULL DEFAULT 0;
@@ -259,7 +259,7 @@ enum NotificationSchema {
             // outbox replays under the new names. The outbox keeps the type in its own column
             // (the envelope is built around `body` when read, `Outbox.envelope`), so the type
             // column is all there is to rewrite.
-            Migration(
+            Migration.sqlite(
                 "notification.9-event-names",
                 """
                 UPDATE outbox SET type = 'notification.' || substr(type, length('graph.') + 1)
@@ -267,11 +267,84 @@ enum NotificationSchema {
                 """),
             // Notification ids are opaque (`NotificationIds`): the secret they are enciphered
             // with, made once per database (SQLite's randomblob: its CSPRNG, seeded by the OS).
-            Migration(
+            Migration.sqlite(
                 "notification.10-id-secret",
                 """
                 CREATE TABLE secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
                 INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)', randomblob(32));
                 """),
+            // PostgreSQL starts from the schema notification.1...10 built on SQLite. No table is
+            // clustered there: the (recipient, seq) primary keys are B-tree indexes a page or a
+            // head reads as one range, and `recent_notifications` keeps a fan-out's inserts to a
+            // small table as on SQLite. The job tables order by an identity column where SQLite
+            // uses its rowid. The id secret: 32 bytes from two `gen_random_uuid()` (PostgreSQL's
+            // pg_strong_random, the OS CSPRNG; 244 random bits, the UUID version bits fixed).
+            Migration(
+                "notification.11-postgres-schema", sqlite: nil,
+                postgres: """
+                    CREATE TABLE posts(
+                        key BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        thumbnail_url TEXT NOT NULL,
+                        fanned_out BIGINT NOT NULL DEFAULT 0);
+                    CREATE TABLE edges(
+                        key BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+                        follower BIGINT NOT NULL,
+                        followee BIGINT NOT NULL,
+                        notify_posts BIGINT NOT NULL,
+                        created_at BIGINT NOT NULL,
+                        UNIQUE(follower, followee));
+                    CREATE INDEX edges_by_followee ON edges(followee, key);
+                    CREATE INDEX edges_by_follower ON edges(follower, key);
+                    CREATE INDEX edges_notify_posts ON edges(followee, follower) WHERE notify_posts = 1;
+                    CREATE TABLE follow_counts(
+                        "user" BIGINT PRIMARY KEY,
+                        followers BIGINT NOT NULL DEFAULT 0 CHECK (followers >= 0),
+                        following BIGINT NOT NULL DEFAULT 0 CHECK (following >= 0));
+                    CREATE TABLE notifications(
+                        recipient BIGINT NOT NULL,
+                        seq BIGINT NOT NULL,
+                        type BIGINT NOT NULL,
+                        actor BIGINT NOT NULL,
+                        post BIGINT,
+                        once BIGINT,
+                        detail TEXT,
+                        created_at BIGINT NOT NULL,
+                        PRIMARY KEY(recipient, seq));
+                    CREATE INDEX notifications_by_post ON notifications(post) WHERE post IS NOT NULL;
+                    CREATE UNIQUE INDEX notifications_once ON notifications(recipient, actor, type, once)
+                        WHERE once IS NOT NULL;
+                    CREATE TABLE recent_notifications(
+                        recipient BIGINT NOT NULL,
+                        seq BIGINT NOT NULL,
+                        type BIGINT NOT NULL,
+                        actor BIGINT NOT NULL,
+                        post BIGINT,
+                        once BIGINT,
+                        detail TEXT,
+                        created_at BIGINT NOT NULL,
+                        PRIMARY KEY(recipient, seq));
+                    CREATE INDEX recent_notifications_by_post ON recent_notifications(post) WHERE post IS NOT NULL;
+                    CREATE UNIQUE INDEX recent_notifications_once ON recent_notifications(recipient, actor, type, once)
+                        WHERE once IS NOT NULL;
+                    CREATE VIEW all_notifications AS
+                        SELECT * FROM notifications UNION ALL SELECT * FROM recent_notifications;
+                    CREATE TABLE recipients(
+                        recipient BIGINT PRIMARY KEY,
+                        read_seq BIGINT NOT NULL DEFAULT 0,
+                        head_floor BIGINT NOT NULL DEFAULT 0,
+                        merged_head BIGINT NOT NULL DEFAULT 0);
+                    CREATE TABLE fanout_jobs(
+                        post BIGINT PRIMARY KEY,
+                        owner BIGINT NOT NULL,
+                        created_at BIGINT NOT NULL,
+                        after_follower BIGINT NOT NULL DEFAULT 0,
+                        skip_notified BIGINT NOT NULL DEFAULT 0,
+                        position BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE);
+                    CREATE TABLE purge_jobs(post BIGINT PRIMARY KEY, position BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE);
+                    CREATE TABLE secrets(name TEXT PRIMARY KEY, value BYTEA NOT NULL);
+                    INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)',
+                        decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
+                    """),
         ]
 }

@@ -43,7 +43,7 @@ struct NotificationWriter: Sendable {
     /// already notified (same recipient, actor, type and object: the post of a like or tag, the
     /// comment of a comment, none for a follow), in `tx`; delivered after the commit.
     /// - Returns: the stored notification, or nil when none was stored.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: the engine's error.
     @discardableResult
     func insert(_ n: NewNotification, in tx: Transaction) throws -> Notifications.Notification? {
         guard n.recipientId != n.actorId else { return nil }
@@ -76,7 +76,7 @@ struct NotificationWriter: Sendable {
         let seq = try row.int64("seq")
         let followState: FollowState? =
             n.type == .follow
-            ? (try SQLiteFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
+            ? (try SQLFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
         let ids = try NotificationIds.load(on: tx.connection)
         let stored = Notifications.Notification(
             id: ids.id(recipient: recipient, seq: seq), seq: seq, type: n.type.kind, detail: n.detail,
@@ -94,7 +94,7 @@ struct NotificationWriter: Sendable {
     /// - Parameter skipNotified: skip followers who already have a notification about the post
     ///   (a job carried over from the old schema).
     /// - Returns: how many followers the batch covered and the last one's key (nil: none left).
-    /// - Throws: `SQLiteError`.
+    /// - Throws: the engine's error.
     func fanOut(_ job: FanOutJob, after: Int64, limit: Int, in tx: Transaction) throws -> (count: Int, last: Int64?) {
         let c = tx.connection
         // The batch's followers, then one INSERT … SELECT over exactly that range.
@@ -137,7 +137,7 @@ struct NotificationWriter: Sendable {
     /// Deletes up to `limit` notifications about post `post` (from both tables), raising each
     /// recipient's `head_floor` to the largest seq deleted, so no seq is handed out twice, in `tx`.
     /// - Returns: how many were deleted.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: the engine's error.
     static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
         let rows = try tx.query(
             """
@@ -199,8 +199,8 @@ protocol NotificationStore: Sendable {
     func heads(recipientKeys: [Int64]) async throws -> [Int64]
 }
 
-/// `NotificationStore` on SQLite.
-struct SQLiteNotificationStore: NotificationStore {
+/// `NotificationStore` on a SQL `Database`, either engine.
+struct SQLNotificationStore: NotificationStore {
     let database: Database
 
     /// Rows of both notification tables with what a `Notifications.Notification` needs: the actor's and
@@ -213,15 +213,15 @@ struct SQLiteNotificationStore: NotificationStore {
         """
 
     /// The head seq of `recipient`: its newest row, or the floor deletions left (0 when none).
-    static func head(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
+    static func head(_ recipient: Int64, on c: DatabaseConnection) throws -> Int64 {
         try c.scalar("SELECT \(NotificationWriter.head("?1"))", [recipient]) ?? 0
     }
 
-    static func readSeq(_ recipient: Int64, on c: SQLiteConnection) throws -> Int64 {
+    static func readSeq(_ recipient: Int64, on c: DatabaseConnection) throws -> Int64 {
         try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
     }
 
-    static func unreadCount(_ recipient: Int64, readSeq: Int64, on c: SQLiteConnection) throws -> Int {
+    static func unreadCount(_ recipient: Int64, readSeq: Int64, on c: DatabaseConnection) throws -> Int {
         Int(
             try c.scalar(
                 """

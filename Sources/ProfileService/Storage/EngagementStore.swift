@@ -29,15 +29,15 @@ protocol EngagementStore: Sendable {
     func comments(postId: String, page: PageRequest) async throws -> Page<Profile.Comment>
 }
 
-/// `EngagementStore` on SQLite.
-struct SQLiteEngagementStore: EngagementStore {
+/// `EngagementStore` on a SQL `Database`, either engine.
+struct SQLEngagementStore: EngagementStore {
     let database: Database
 
     func setLike(postId: String, userId: String, liked: Bool) async throws -> Profile.SetLike.Reply {
         try await database.write { tx in
             guard let post = try PostRecord.byId(postId, on: tx.connection) else { throw ServiceError.notFound("post") }
             if liked {
-                try tx.query("INSERT OR IGNORE INTO likes(post_seq, user_id) VALUES (?, ?)", [post.seq, userId])
+                try tx.query("INSERT INTO likes(post_seq, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [post.seq, userId])
                 if tx.connection.changes > 0 {
                     try tx.query("UPDATE posts SET like_count = like_count + 1 WHERE seq = ?", [post.seq])
                     try tx.emit(
@@ -67,7 +67,7 @@ struct SQLiteEngagementStore: EngagementStore {
                 [post.seq, after, limit + 1])
             let page = Array(rows.prefix(limit))
             let ids = try page.map { try $0.string("user_id") }
-            let users = try SQLiteProfileStore.records(ids: ids, on: c)
+            let users = try SQLProfileStore.records(ids: ids, on: c)
             return Page(
                 items: ids.compactMap { users[$0]?.publicUser },
                 nextCursor: rows.count > limit
@@ -90,7 +90,7 @@ struct SQLiteEngagementStore: EngagementStore {
                     postId: post.id, ownerId: post.ownerId, userId: comment.authorId, commentId: comment.id,
                     text: comment.text, thumbnailURL: post.thumbnailURL))
             let author =
-                try SQLiteProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
+                try SQLProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
                 ?? PublicUser(id: comment.authorId, username: "", name: "", bio: "", profilePhotoURL: nil)
             return Profile.Comment(
                 id: comment.id, postId: post.id, author: author, text: comment.text, createdAt: comment.createdAt)
@@ -108,7 +108,7 @@ struct SQLiteEngagementStore: EngagementStore {
                 WHERE post_seq = ? AND seq > ? ORDER BY seq LIMIT ?
                 """, [post.seq, after, limit + 1])
             let page = Array(rows.prefix(limit))
-            let users = try SQLiteProfileStore.records(ids: try page.map { try $0.string("user_id") }, on: c)
+            let users = try SQLProfileStore.records(ids: try page.map { try $0.string("user_id") }, on: c)
             let items = try page.map { r in
                 let authorId = try r.string("user_id")
                 return Profile.Comment(

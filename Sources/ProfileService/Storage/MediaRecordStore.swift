@@ -78,9 +78,9 @@ protocol MediaRecordStore: Sendable {
         async throws -> [String]
 }
 
-/// `MediaRecordStore` on SQLite; the statements other stores run in their own transactions
+/// `MediaRecordStore` on a SQL `Database`, either engine; the statements other stores run in their own transactions
 /// (attach, release) are static here so the SQL stays in one place.
-struct SQLiteMediaRecordStore: MediaRecordStore {
+struct SQLMediaRecordStore: MediaRecordStore {
     let database: Database
 
     /// When media whose files could not be removed is looked at again, in ms.
@@ -88,7 +88,7 @@ struct SQLiteMediaRecordStore: MediaRecordStore {
 
     /// Marks `ownerId`'s upload `id` as used by a post or profile photo.
     /// - Returns: the record, or nil when `ownerId` has no such upload.
-    static func attach(id: String, ownerId: String, on c: SQLiteConnection) throws -> MediaRecord? {
+    static func attach(id: String, ownerId: String, on c: DatabaseConnection) throws -> MediaRecord? {
         guard
             let record = try c.queryOne(
                 MediaRecord.self, "SELECT \(MediaRecord.columns) FROM media WHERE id = ? AND owner_id = ?", [id, ownerId])
@@ -99,7 +99,7 @@ struct SQLiteMediaRecordStore: MediaRecordStore {
 
     /// Schedules a look at `id`, which may have lost its last reference, at `dueMs` (or sooner, if
     /// a look is already due sooner: a look only ever keeps what is used).
-    static func release(id: String, dueMs: Int64, on c: SQLiteConnection) throws {
+    static func release(id: String, dueMs: Int64, on c: DatabaseConnection) throws {
         try c.query(
             """
             INSERT INTO media_release(id, due_ms) VALUES (?, ?)

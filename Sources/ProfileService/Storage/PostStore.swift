@@ -33,7 +33,7 @@ struct PostRecord: Sendable, RowDecodable {
     }
 
     /// The post by `id` on `c`, or nil.
-    static func byId(_ id: String, on c: SQLiteConnection) throws -> PostRecord? {
+    static func byId(_ id: String, on c: DatabaseConnection) throws -> PostRecord? {
         try c.queryOne(PostRecord.self, "SELECT \(columns) FROM posts p WHERE p.id = ?", [id])
     }
 }
@@ -78,8 +78,8 @@ protocol PostStore: Sendable {
     func count(ownerId: String) async throws -> Int
 }
 
-/// `PostStore` on SQLite.
-struct SQLitePostStore: PostStore {
+/// `PostStore` on a SQL `Database`, either engine.
+struct SQLPostStore: PostStore {
     let database: Database
     /// How long a deleted post's upload is kept before the collector looks at it, in ms.
     var mediaReleaseDelayMs: Int64 = 60_000
@@ -87,20 +87,19 @@ struct SQLitePostStore: PostStore {
     func create(_ post: NewPost) async throws -> Profile.Post {
         try await database.write { tx in
             if let mediaId = post.mediaId,
-                try SQLiteMediaRecordStore.attach(id: mediaId, ownerId: post.ownerId, on: tx.connection) == nil
+                try SQLMediaRecordStore.attach(id: mediaId, ownerId: post.ownerId, on: tx.connection) == nil
             {
                 throw ServiceError.notFound("media")
             }
-            try tx.query(
+            let seq = try tx.connection.insertReturning(
                 """
                 INSERT INTO posts(id, owner_id, post_type, media_url, thumbnail_url, caption, created_at, media_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq
                 """,
                 [
                     post.id, post.ownerId, post.postType, post.mediaURL, post.thumbnailURL, post.caption, post.createdAt,
                     post.mediaId,
                 ])
-            let seq = tx.connection.lastInsertRowID
             for (position, userId) in post.taggedUserIds.enumerated() {
                 try tx.query(
                     "INSERT INTO post_tags(post_seq, user_id, position) VALUES (?, ?, ?)", [seq, userId, position])
@@ -133,7 +132,7 @@ struct SQLitePostStore: PostStore {
             try tx.query("DELETE FROM post_tags WHERE post_seq = ?", [post.seq])
             try tx.query("DELETE FROM posts WHERE seq = ?", [post.seq])
             if let mediaId = post.mediaId {
-                try SQLiteMediaRecordStore.release(id: mediaId, dueMs: Timestamp.nowMs() + delay, on: tx.connection)
+                try SQLMediaRecordStore.release(id: mediaId, dueMs: Timestamp.nowMs() + delay, on: tx.connection)
             }
             try tx.emit(Profile.PostDeleted(postId: post.id, ownerId: post.ownerId))
         }
@@ -168,14 +167,14 @@ struct SQLitePostStore: PostStore {
 
     /// Builds `Post`s: owner and tagged users from the replica, `likedByMe` for `viewerId`. A user
     /// the replica does not know (yet) is shown with an empty profile rather than dropping the post.
-    static func render(_ records: [PostRecord], viewerId: String, on c: SQLiteConnection) throws -> [Profile.Post] {
+    static func render(_ records: [PostRecord], viewerId: String, on c: DatabaseConnection) throws -> [Profile.Post] {
         var tags: [Int64: [String]] = [:]
         for r in records {
             tags[r.seq] = try c.query("SELECT user_id FROM post_tags WHERE post_seq = ? ORDER BY position", [r.seq])
                 .map { try $0.string("user_id") }
         }
         let ids = records.map(\.ownerId) + tags.values.flatMap { $0 }
-        let users = try SQLiteProfileStore.records(ids: ids, on: c)
+        let users = try SQLProfileStore.records(ids: ids, on: c)
         func user(_ id: String) -> PublicUser {
             users[id]?.publicUser ?? PublicUser(id: id, username: "", name: "", bio: "", profilePhotoURL: nil)
         }

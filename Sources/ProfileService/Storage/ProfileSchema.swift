@@ -18,7 +18,7 @@ import Shared
 enum ProfileSchema {
     /// The migrations from before they were named (`user_version` 1).
     static let legacy = [
-        Migration(
+        Migration.sqlite(
             "profile.1-users-posts",
             """
             CREATE TABLE users(
@@ -74,7 +74,7 @@ enum ProfileSchema {
             // The identity columns move to the shared replica; a username two rows still share
             // (one of them renamed, its event not applied yet) is left unknown on both until
             // an event or a lookup brings the current one.
-            Migration(
+            Migration.sqlite(
                 "profile.2-profiles-from-users",
                 """
                 INSERT INTO identities(id, username, email, version)
@@ -100,10 +100,10 @@ enum ProfileSchema {
             // or event of the same version is not newer, so the name never came back and the
             // account read as unknown (404) until its identity changed again. Version 0 lets the
             // next lookup or event of such a row restore it.
-            Migration(
+            Migration.sqlite(
                 "profile.3-unnamed-identities-refreshable",
                 "UPDATE identities SET version = 0 WHERE username IS NULL"),
-            Migration(
+            Migration.sqlite(
                 "profile.4-media",
                 """
                 CREATE TABLE media(
@@ -127,5 +127,70 @@ enum ProfileSchema {
                     due_ms INTEGER NOT NULL);
                 CREATE INDEX media_release_due ON media_release(due_ms);
                 """),
+            // PostgreSQL starts from the schema profile.1...4 built on SQLite (identities come
+            // from the shared replica migration before this one).
+            Migration(
+                "profile.5-postgres-schema", sqlite: nil,
+                postgres: """
+                    CREATE TABLE profiles(
+                        id TEXT PRIMARY KEY,
+                        name TEXT NOT NULL DEFAULT '',
+                        bio TEXT NOT NULL DEFAULT '',
+                        photo_url TEXT,
+                        phone TEXT,
+                        gender TEXT,
+                        birth_date TEXT,
+                        join_date TEXT NOT NULL,
+                        save_original_posts BIGINT NOT NULL DEFAULT 0,
+                        photo_media_id TEXT);
+                    CREATE INDEX profiles_photo_media ON profiles(photo_media_id) WHERE photo_media_id IS NOT NULL;
+                    CREATE TABLE posts(
+                        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        owner_id TEXT NOT NULL,
+                        post_type TEXT NOT NULL,
+                        media_url TEXT NOT NULL,
+                        thumbnail_url TEXT NOT NULL,
+                        caption TEXT NOT NULL,
+                        created_at TEXT NOT NULL,
+                        like_count BIGINT NOT NULL DEFAULT 0,
+                        comment_count BIGINT NOT NULL DEFAULT 0,
+                        media_id TEXT);
+                    CREATE INDEX posts_owner ON posts(owner_id, seq);
+                    CREATE INDEX posts_media ON posts(media_id) WHERE media_id IS NOT NULL;
+                    CREATE TABLE post_tags(
+                        post_seq BIGINT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        position BIGINT NOT NULL,
+                        PRIMARY KEY(post_seq, user_id));
+                    CREATE INDEX post_tags_user ON post_tags(user_id, post_seq);
+                    CREATE TABLE likes(
+                        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                        post_seq BIGINT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        UNIQUE(post_seq, user_id));
+                    CREATE TABLE comments(
+                        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                        id TEXT NOT NULL UNIQUE,
+                        post_seq BIGINT NOT NULL,
+                        user_id TEXT NOT NULL,
+                        text TEXT NOT NULL,
+                        created_at TEXT NOT NULL);
+                    CREATE INDEX comments_post ON comments(post_seq, seq);
+                    CREATE TABLE media(
+                        id TEXT NOT NULL,
+                        owner_id TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        width BIGINT NOT NULL,
+                        height BIGINT NOT NULL,
+                        duration_ms BIGINT,
+                        created_at TEXT NOT NULL,
+                        created_ms BIGINT NOT NULL,
+                        attached BIGINT NOT NULL DEFAULT 0,
+                        PRIMARY KEY(id, owner_id));
+                    CREATE INDEX media_owner ON media(owner_id, created_ms);
+                    CREATE TABLE media_release(id TEXT PRIMARY KEY, due_ms BIGINT NOT NULL);
+                    CREATE INDEX media_release_due ON media_release(due_ms);
+                    """),
         ]
 }

@@ -44,8 +44,8 @@ protocol ProfileStore: Sendable {
     func setPhoto(userId: String, mediaId: String?, photoURL: String?, releaseDelayMs: Int64) async throws -> UserRecord
 }
 
-/// `ProfileStore` on SQLite.
-struct SQLiteProfileStore: ProfileStore {
+/// `ProfileStore` on a SQL `Database`, either engine.
+struct SQLProfileStore: ProfileStore {
     let database: Database
     let replica: IdentityReplica
     /// How long an uploaded photo replaced by a URL edit is kept before the collector looks at it, in ms.
@@ -55,12 +55,12 @@ struct SQLiteProfileStore: ProfileStore {
     /// was first seen) in the same transaction as its identity.
     static func replica(database: Database, auth: RPCClient) -> IdentityReplica {
         IdentityReplica(database: database, auth: auth, keepsEmail: true) { id, time, tx in
-            try tx.query("INSERT OR IGNORE INTO profiles(id, join_date) VALUES (?, ?)", [id, time])
+            try tx.query("INSERT INTO profiles(id, join_date) VALUES (?, ?) ON CONFLICT DO NOTHING", [id, time])
         }
     }
 
     /// Accounts by id from one connection (unknown ids, or names lost to a newer owner, left out).
-    static func records(ids: [String], on c: SQLiteConnection) throws -> [String: UserRecord] {
+    static func records(ids: [String], on c: DatabaseConnection) throws -> [String: UserRecord] {
         var found: [String: UserRecord] = [:]
         for id in Set(ids) {
             if let u = try c.queryOne(
@@ -88,7 +88,7 @@ struct SQLiteProfileStore: ProfileStore {
     func users(usernames: [String]) async throws -> [String: UserRecord] {
         let names = Array(Set(usernames.compactMap(Username.lookupKey)))
         if names.isEmpty { return [:] }
-        let read: @Sendable (SQLiteConnection) throws -> [String: UserRecord] = { c in
+        let read: @Sendable (DatabaseConnection) throws -> [String: UserRecord] = { c in
             var found: [String: UserRecord] = [:]
             for name in names {
                 if let u = try c.queryOne(UserRecord.self, "\(UserRecord.select) WHERE i.username = ?", [name]) {
@@ -157,11 +157,11 @@ struct SQLiteProfileStore: ProfileStore {
     }
 
     /// Clears `userId`'s `photo_media_id`, releasing that upload after `delayMs`.
-    static func releasePhoto(userId: String, delayMs: Int64, on c: SQLiteConnection) throws {
+    static func releasePhoto(userId: String, delayMs: Int64, on c: DatabaseConnection) throws {
         let old = try c.queryOne("SELECT photo_media_id FROM profiles WHERE id = ?", [userId])?.optionalString(
             "photo_media_id")
         if let old {
-            try SQLiteMediaRecordStore.release(id: old, dueMs: Timestamp.nowMs() + delayMs, on: c)
+            try SQLMediaRecordStore.release(id: old, dueMs: Timestamp.nowMs() + delayMs, on: c)
             try c.query("UPDATE profiles SET photo_media_id = NULL WHERE id = ?", [userId])
         }
     }
@@ -170,7 +170,7 @@ struct SQLiteProfileStore: ProfileStore {
         try await database.write { tx in
             let c = tx.connection
             guard let before = try Self.records(ids: [userId], on: c)[userId] else { throw ServiceError.notFound("user") }
-            if let mediaId, try SQLiteMediaRecordStore.attach(id: mediaId, ownerId: userId, on: c) == nil {
+            if let mediaId, try SQLMediaRecordStore.attach(id: mediaId, ownerId: userId, on: c) == nil {
                 throw ServiceError.notFound("media")
             }
             try Self.releasePhoto(userId: userId, delayMs: releaseDelayMs, on: c)

@@ -81,7 +81,7 @@ public final class EventSubscriber: Service {
     public func counters() -> [String: Int64] { feed.withLock { $0 }?.counters() ?? [:] }
 
     /// Runs until cancelled.
-    /// - Throws: `ZMQError` if the SUB socket cannot be created or connected, `SQLiteError`
+    /// - Throws: `ZMQError` if the SUB socket cannot be created or connected, the engine's error
     ///   when the cursor cannot be read.
     public func run() async throws {
         let producerName = producer.name

@@ -12,12 +12,12 @@ public struct OutboxEvent: Sendable {
 /// A write transaction: the connection plus the outbox, so a state change and the events that
 /// announce it commit together (the transactional outbox pattern).
 public final class Transaction {
-    public let connection: SQLiteConnection
+    public let connection: DatabaseConnection
     let producer: String?
     var emitted: [OutboxEvent] = []
     var committed: [@Sendable () -> Void] = []
 
-    init(connection: SQLiteConnection, producer: String?) {
+    init(connection: DatabaseConnection, producer: String?) {
         self.connection = connection
         self.producer = producer
     }
@@ -30,14 +30,15 @@ public final class Transaction {
 
     /// Appends an event to the outbox; it is published after the transaction commits.
     /// - Returns: the event's sequence number.
-    /// - Throws: `SQLiteError`, or an encoding error for the body.
+    /// - Throws: the engine's error, or an encoding error for the body.
     @discardableResult
     public func emit<E: Event>(_ event: E) throws -> Int64 {
         guard let producer else { preconditionFailure("emit on a Database without a producer name") }
         let body = String(decoding: try WireJSON.encode(event), as: UTF8.self)
         let time = Timestamp.now()
-        try connection.query("INSERT INTO outbox(type, time, body) VALUES (?, ?, ?)", [E.type, time, body])
-        let seq = connection.lastInsertRowID
+        guard let seq = try connection.scalar(Outbox.insertSQL(connection.engine), [E.type, time, body]) else {
+            preconditionFailure("the outbox insert returned no seq")
+        }
         let envelope = Outbox.envelope(producer: producer, seq: seq, type: E.type, time: time, body: body)
         emitted.append(OutboxEvent(seq: seq, type: E.type, envelope: envelope))
         return seq
@@ -61,9 +62,10 @@ public final class Transaction {
 @available(*, unavailable, message: "Transaction is confined to its Database write queue")
 extension Transaction: Sendable {}
 
-/// A service's SQLite database: one writer connection on its own serial queue and a few reader
-/// connections on theirs (WAL lets them read while the writer writes). Blocking SQLite calls
-/// never run on Swift's cooperative thread pool.
+/// A service's database, on SQLite or PostgreSQL (`DatabaseLocation`): one writer connection
+/// on its own serial queue and a few reader connections on theirs (SQLite's WAL, PostgreSQL's
+/// MVCC let them read while the writer writes). Blocking engine calls never run on Swift's
+/// cooperative thread pool.
 ///
 /// Writes are group-committed: writes that queue up while a transaction runs are applied
 /// together in the next one, each in its own savepoint, so under load many small writes cost
@@ -72,9 +74,11 @@ extension Transaction: Sendable {}
 public final class Database: @unchecked Sendable {
     // @unchecked: each connection is only touched on its own serial DispatchQueue; `publisher`
     // is guarded by a lock; the other stored properties are immutable.
-    private let writer: SQLiteConnection
+    private let writer: DatabaseConnection
     private let writeQueue: DispatchQueue
-    private let readers: [(SQLiteConnection, DispatchQueue)]
+    private let readers: [(DatabaseConnection, DispatchQueue)]
+    /// The engine under this database.
+    public let engine: StorageEngine
     private let nextReader = Atomic<Int>(0)
     private let producer: String?
     private let publisher = Locked<(@Sendable ([OutboxEvent]) -> Void)?>(nil)
@@ -98,22 +102,33 @@ public final class Database: @unchecked Sendable {
         let resume: @Sendable (Result<any Sendable, any Error>) -> Void
     }
 
-    /// Opens the database at `path` and applies the shared migrations (outbox, subscriber
+    /// Opens the SQLite database at `path` (see `init(location:producer:migrations:legacy:readers:)`).
+    /// - Throws: the engine's error, `MigrationError`.
+    public convenience init(
+        path: String, producer: String?, migrations: [Migration], legacy: [Migration] = [], readers: Int = 2
+    ) throws {
+        try self.init(
+            location: .sqlite(path: path), producer: producer, migrations: migrations, legacy: legacy, readers: readers)
+    }
+
+    /// Opens the database at `location` and applies the shared migrations (outbox, subscriber
     /// cursors), then `migrations` (see `Migrator`).
     /// - Parameters:
     ///   - producer: the service's producer name for events it emits (nil: emits none).
-    ///   - legacy: the service's migrations from before they were named (see `Migrator`).
+    ///   - legacy: the service's migrations from before they were named (SQLite only; see `Migrator`).
     ///   - readers: number of read connections.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: the engine's error (the engine's error), `MigrationError`.
     public init(
-        path: String, producer: String?, migrations: [Migration], legacy: [Migration] = [], readers: Int = 2
+        location: DatabaseLocation, producer: String?, migrations: [Migration], legacy: [Migration] = [],
+        readers: Int = 2
     ) throws {
-        writer = try SQLiteConnection(path: path)
+        writer = try location.connect()
+        engine = writer.engine
         try Migrator.migrate(writer, Outbox.migrations + migrations, legacy: legacy)
         writeQueue = DispatchQueue(label: "db.writer")
-        var rs: [(SQLiteConnection, DispatchQueue)] = []
+        var rs: [(DatabaseConnection, DispatchQueue)] = []
         for i in 0..<max(1, readers) {
-            rs.append((try SQLiteConnection(path: path), DispatchQueue(label: "db.reader.\(i)")))
+            rs.append((try location.connect(), DispatchQueue(label: "db.reader.\(i)")))
         }
         self.readers = rs
         self.producer = producer
@@ -127,7 +142,7 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` in a write transaction on the writer queue, possibly together with other
     /// queued writes (each in its own savepoint, in arrival order; each sees the ones before it).
     /// Events it emits are handed to the publisher after the commit, in sequence order.
-    /// - Throws: whatever `body` throws (only its own changes are rolled back), `SQLiteError`
+    /// - Throws: whatever `body` throws (only its own changes are rolled back), the engine's error
     ///   (for a failed commit: nothing of the batch is written), or 504 `deadline_exceeded` when
     ///   called inside a request (`RequestDeadline.current`) whose deadline passed before the
     ///   writer reached it (nothing is written then).
@@ -168,7 +183,7 @@ public final class Database: @unchecked Sendable {
             var events: [OutboxEvent] = []
             var afterCommit: [@Sendable () -> Void] = []
             do {
-                try writer.execute("BEGIN IMMEDIATE")
+                try writer.execute(writer.beginWrite)
                 for write in batch {
                     if let deadline = write.deadline, Timestamp.nowMs() > deadline {
                         outcomes.append(.failure(Self.deadlineExceeded))
@@ -208,7 +223,7 @@ public final class Database: @unchecked Sendable {
 
     /// Runs `body` with a read connection on that connection's queue (no transaction is opened;
     /// open one with `BEGIN`/`COMMIT` for a consistent multi-statement read).
-    public func read<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+    public func read<T: Sendable>(_ body: @escaping @Sendable (DatabaseConnection) throws -> T) async throws -> T {
         let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
         return try await withCheckedThrowingContinuation { continuation in
             readers[index].1.async {
@@ -225,7 +240,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// The last sequence number applied from `producer` (0 if none), for `EventSubscriber`.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: the engine's error.
     func cursor(for producer: String) async throws -> Int64 {
         try await read { try $0.scalar("SELECT seq FROM event_cursor WHERE producer = ?", [producer]) ?? 0 }
     }

@@ -3,12 +3,39 @@ public struct Migration: Sendable {
     /// Stable, unique within the database, e.g. `profile.3-identity-replica`. Never renamed:
     /// it is how an existing database knows the migration ran.
     public let id: String
-    /// One or more SQL statements, run in one transaction.
-    public let sql: String
+    /// One or more SQL statements for SQLite, run in one transaction; nil: nothing to do there
+    /// (the migration is recorded as applied).
+    public let sqlite: String?
+    /// The same for PostgreSQL.
+    public let postgres: String?
 
+    /// A migration whose SQL both engines run as written.
     public init(_ id: String, _ sql: String) {
         self.id = id
-        self.sql = sql
+        sqlite = sql
+        postgres = sql
+    }
+
+    /// A migration with one text per engine; nil where the engine has nothing to do (a SQLite
+    /// migration of data PostgreSQL never had, or PostgreSQL's own starting schema).
+    public init(_ id: String, sqlite: String?, postgres: String?) {
+        self.id = id
+        self.sqlite = sqlite
+        self.postgres = postgres
+    }
+
+    /// A migration that runs on SQLite only: from before PostgreSQL was an engine (a
+    /// PostgreSQL database starts from the schema these built, in one migration of its own).
+    public static func sqlite(_ id: String, _ sql: String) -> Migration {
+        Migration(id, sqlite: sql, postgres: nil)
+    }
+
+    /// The SQL for `engine`, nil when it has none.
+    public func sql(for engine: StorageEngine) -> String? {
+        switch engine {
+        case .sqlite: sqlite
+        case .postgres: postgres
+        }
     }
 }
 
@@ -31,7 +58,9 @@ public enum MigrationError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Applies migrations in order, each once, each in its own transaction, recording its id in
-/// `schema_migrations`.
+/// `schema_migrations`. On PostgreSQL the whole run holds a transaction-independent advisory
+/// lock (`pg_advisory_lock`), so replicas that start together migrate once: the second waits,
+/// then finds every migration recorded.
 ///
 /// Databases written before the migrator counted applied migrations in `PRAGMA user_version`;
 /// on such a database the first `user_version` migrations of `legacy` are recorded as applied
@@ -52,17 +81,37 @@ public enum Migrator {
     ///     (the service's migrations from before named migrations existed).
     /// - Throws: `MigrationError.duplicateId` (nothing done), `MigrationError.unknownApplied`
     ///   when the database records a migration `migrations` does not list (nothing done);
-    ///   `SQLiteError` (the failing migration is rolled back; earlier ones stay).
-    public static func migrate(_ connection: SQLiteConnection, _ migrations: [Migration], legacy: [Migration] = []) throws {
+    ///   the engine's error (the failing migration is rolled back; earlier ones stay).
+    public static func migrate(
+        _ connection: DatabaseConnection, _ migrations: [Migration], legacy: [Migration] = []
+    ) throws {
         try validate(migrations)
+        let engine = connection.engine
+        if engine == .postgres {
+            try connection.execute("SELECT pg_advisory_lock(\(advisoryLockKey))")
+        }
+        defer {
+            if engine == .postgres { try? connection.execute("SELECT pg_advisory_unlock(\(advisoryLockKey))") }
+        }
         try connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations(id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
-        let recorded = try connection.query("SELECT id FROM schema_migrations ORDER BY rowid").map { try $0.string("id") }
+            connection.sql(
+                sqlite: "CREATE TABLE IF NOT EXISTS schema_migrations(id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+                postgres: """
+                    CREATE TABLE IF NOT EXISTS schema_migrations(
+                        position BIGINT GENERATED ALWAYS AS IDENTITY, id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)
+                    """))
+        let recorded = try connection.query(
+            connection.sql(
+                sqlite: "SELECT id FROM schema_migrations ORDER BY rowid",
+                postgres: "SELECT id FROM schema_migrations ORDER BY position")
+        ).map { try $0.string("id") }
         let known = Set(migrations.map(\.id))
         let unknown = recorded.filter { !known.contains($0) }
         if !unknown.isEmpty { throw MigrationError.unknownApplied(unknown) }
         var applied = Set(recorded)
-        if applied.isEmpty, let version = try connection.scalar("PRAGMA user_version"), version > 0 {
+        if applied.isEmpty, let sqlite = connection.sqlite, let version = try sqlite.scalar("PRAGMA user_version"),
+            version > 0
+        {
             for migration in legacy.prefix(Int(version)) {
                 try connection.query(
                     "INSERT INTO schema_migrations(id, applied_at) VALUES (?, ?)", [migration.id, Timestamp.now()])
@@ -71,10 +120,14 @@ public enum Migrator {
         }
         for migration in migrations where !applied.contains(migration.id) {
             try connection.transaction {
-                try connection.execute(migration.sql)
+                if let sql = migration.sql(for: engine) { try connection.execute(sql) }
                 try connection.query(
                     "INSERT INTO schema_migrations(id, applied_at) VALUES (?, ?)", [migration.id, Timestamp.now()])
             }
         }
     }
+
+    /// The advisory lock key migrations hold on PostgreSQL: the first 8 bytes of "migrate!"
+    /// as a big-endian integer, a constant no other lock in these databases uses.
+    static let advisoryLockKey: Int64 = 0x6D69_6772_6174_6521
 }

@@ -5,15 +5,39 @@ public enum Outbox {
     /// `event_cursor` (the last sequence number applied per producer this service subscribes
     /// to, read and written only by `EventSubscriber`). `IF NOT EXISTS`: databases from before
     /// named migrations created them without a record.
+    ///
+    /// On PostgreSQL a sequence number is taken from the one row of `outbox_head` under its
+    /// row lock, in the writing transaction (see `insertSQL`), not from a `bigserial`: a
+    /// transaction that drew 1000 from a sequence can commit after one that drew 1001, and a
+    /// reader already past 1001 would never see 1000. Under the lock the next writer waits until
+    /// the holder commits or rolls back, so sequence numbers become visible in order, without gaps.
     public static let migrations = [
         Migration(
             "shared.1-outbox",
-            """
-            CREATE TABLE IF NOT EXISTS outbox(
-                seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-            """)
+            sqlite: """
+                CREATE TABLE IF NOT EXISTS outbox(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+                """,
+            postgres: """
+                CREATE TABLE outbox(seq BIGINT PRIMARY KEY, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
+                CREATE TABLE outbox_head(id INTEGER PRIMARY KEY CHECK (id = 1), seq BIGINT NOT NULL);
+                INSERT INTO outbox_head(id, seq) VALUES (1, 0);
+                CREATE TABLE event_cursor(producer TEXT PRIMARY KEY, seq BIGINT NOT NULL);
+                """)
     ]
+
+    /// The statement that appends one event (parameters: type, time, body) and returns its seq.
+    static func insertSQL(_ engine: StorageEngine) -> String {
+        switch engine {
+        case .sqlite: "INSERT INTO outbox(type, time, body) VALUES (?, ?, ?) RETURNING seq"
+        case .postgres:
+            """
+            WITH head AS (UPDATE outbox_head SET seq = seq + 1 WHERE id = 1 RETURNING seq)
+            INSERT INTO outbox(seq, type, time, body) SELECT head.seq, ?, ?, ? FROM head RETURNING seq
+            """
+        }
+    }
 
     /// Builds the envelope JSON (sorted keys, as `WireJSON` would) around an already-encoded body.
     static func envelope(producer: String, seq: Int64, type: String, time: String, body: String) -> [UInt8] {

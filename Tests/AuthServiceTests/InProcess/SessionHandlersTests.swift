@@ -149,7 +149,7 @@ struct SessionHandlersTests {
         let slots = AsyncSemaphore(permits: 1)
         let hasher = try PasswordHasher(concurrency: 1, queueLimit: 100, slots: slots)
         let handlers = SessionHandlers(
-            accounts: SQLiteAccountStore(database: auth.database), sessions: SQLiteSessionStore(database: auth.database),
+            accounts: SQLAccountStore(database: auth.database), sessions: SQLSessionStore(database: auth.database),
             hasher: hasher, throttle: auth.throttle, sessionTTLMs: 3_600_000, clock: auth.clock.clock)
         #expect(await slots.acquire())
         let logins = (0..<5).map { i in

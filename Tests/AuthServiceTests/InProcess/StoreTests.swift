@@ -8,9 +8,9 @@ import Testing
 struct StoreTests {
     let auth: InProcessAuth
     var database: Database { auth.database }
-    var accounts: SQLiteAccountStore { SQLiteAccountStore(database: database) }
-    var sessions: SQLiteSessionStore { SQLiteSessionStore(database: database) }
-    var failures: SQLiteLoginFailureStore { SQLiteLoginFailureStore(database: database) }
+    var accounts: SQLAccountStore { SQLAccountStore(database: database) }
+    var sessions: SQLSessionStore { SQLSessionStore(database: database) }
+    var failures: SQLLoginFailureStore { SQLLoginFailureStore(database: database) }
     static let t0: Int64 = 1_800_000_000_000
 
     init() throws { auth = try InProcessAuth() }

@@ -4,14 +4,14 @@ import Testing
 
 @testable import NotificationService
 
-/// `SQLiteFollowStore` on a temporary database: edges, counters, events, lists, states.
+/// `SQLFollowStore` on a temporary database: edges, counters, events, lists, states.
 struct FollowStoreTests {
     let database: Database
-    let store: SQLiteFollowStore
+    let store: SQLFollowStore
 
     init() throws {
         database = try TestDatabase.make()
-        store = SQLiteFollowStore(database: database, notifications: NotificationWriter(delivery: .none))
+        store = SQLFollowStore(database: database, notifications: NotificationWriter(delivery: .none))
     }
 
     static func user(_ name: String) -> UserRef { UserRef(id: "u-\(name)", username: name) }
@@ -65,7 +65,7 @@ struct FollowStoreTests {
         try await store.unfollow(followerId: alice.id, followeeId: bob.id)
         try await follow(alice, bob)
         try await follow(alice, bob, notifyPosts: true)
-        let notifications = SQLiteNotificationStore(database: database)
+        let notifications = SQLNotificationStore(database: database)
         let list = try await notifications.list(recipientId: bob.id, page: .init())
         #expect(list.items.map(\.type.wire) == ["follow"])
         #expect(list.items.map(\.actorId) == [alice.id])
@@ -105,7 +105,7 @@ struct FollowStoreTests {
         } while cursor != nil
         #expect(seen.count == 25 && Set(seen).count == 25)
         // One follow notification per fan, however often they followed again.
-        let list = try await SQLiteNotificationStore(database: database).list(
+        let list = try await SQLNotificationStore(database: database).list(
             recipientId: star.id, page: .init(limit: 100))
         #expect(list.items.count == 50 && Set(list.items.map(\.actorId)).count == 50)
     }

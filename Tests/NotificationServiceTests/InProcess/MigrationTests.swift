@@ -19,7 +19,7 @@ struct MigrationTests {
                 seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
             """)
-        for migration in NotificationSchema.legacy { try c.execute(migration.sql) }
+        for migration in NotificationSchema.legacy { try c.execute(migration.sqlite ?? "") }
         try c.execute("PRAGMA user_version = \(NotificationSchema.legacy.count)")
         for row in rows { try c.execute(row) }
         return directory
@@ -60,7 +60,7 @@ struct MigrationTests {
         let directory = try Self.legacyDatabase(rows)
         let database = try TestDatabase.open(in: directory)
 
-        let store = SQLiteNotificationStore(database: database)
+        let store = SQLNotificationStore(database: database)
         let list = try await store.list(recipientId: "u-owner", page: .init(limit: 100))
         #expect(list.items.map(\.seq) == (1...old.count).reversed().map { Int64($0) })
         #expect(list.items.reversed().map(\.detail) == old.map(\.detail))
@@ -142,7 +142,7 @@ struct MigrationTests {
         #expect(before.count == Outbox.migrations.count + NotificationSchema.migrations.count - 1)
         do {
             let c = try SQLiteConnection(path: "\(directory)/notification.sqlite")
-            try Migrator.migrate(c, before, legacy: NotificationSchema.legacy)
+            try Migrator.migrate(DatabaseConnection(c), before, legacy: NotificationSchema.legacy)
             try c.execute(
                 """
                 INSERT INTO outbox(type, time, body) VALUES

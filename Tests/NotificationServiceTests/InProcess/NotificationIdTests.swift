@@ -90,7 +90,7 @@ struct NotificationIdTests {
 
         // The same ids after a restart (the secret is in the database), in lists and deliveries.
         let reopened = try TestDatabase.open(in: directory)
-        let listed = try await SQLiteNotificationStore(database: reopened).list(recipientId: "u-885", page: .init())
+        let listed = try await SQLNotificationStore(database: reopened).list(recipientId: "u-885", page: .init())
         #expect(listed.items.map { $0.id } == [ids[1]])
         #expect(try await reopened.read { try NotificationIds.load(on: $0) } == codec)
         // Another database has another secret.

@@ -4,17 +4,17 @@ import Testing
 
 @testable import NotificationService
 
-/// `SQLiteNotificationStore` on a temporary database: seq, dedup, lists, read marks, backlog,
+/// `SQLNotificationStore` on a temporary database: seq, dedup, lists, read marks, backlog,
 /// deletion.
 struct NotificationStoreTests {
     let database: Database
-    let store: SQLiteNotificationStore
+    let store: SQLNotificationStore
     let delivered = DeliveryRecorder()
     let writer: NotificationWriter
 
     init() throws {
         database = try TestDatabase.make()
-        store = SQLiteNotificationStore(database: database)
+        store = SQLNotificationStore(database: database)
         writer = NotificationWriter(delivery: delivered.publisher)
     }
 
@@ -128,7 +128,7 @@ struct NotificationStoreTests {
     }
 
     @Test func aFollowNotificationShowsTheRecipientsRelationAtReadTime() async throws {
-        let follows = SQLiteFollowStore(database: database, notifications: writer)
+        let follows = SQLFollowStore(database: database, notifications: writer)
         let alice = UserRef(id: "u-alice", username: "alice")
         let bob = UserRef(id: "u-bob", username: "bob")
         _ = try await follows.follow(follower: alice, followee: bob, notifyPosts: nil, nowMs: Timestamp.nowMs())

@@ -10,12 +10,12 @@ import Testing
 /// policy without ever moving a head back.
 struct RecentAndRetentionTests {
     let database: Database
-    let store: SQLiteNotificationStore
+    let store: SQLNotificationStore
     let writer = NotificationWriter(delivery: .none)
 
     init() throws {
         database = try TestDatabase.make()
-        store = SQLiteNotificationStore(database: database)
+        store = SQLNotificationStore(database: database)
     }
 
     /// A like of `post` by `actor` for `recipient` at `time` (Unix ms). - Returns: its seq (nil: none stored).
