@@ -150,12 +150,3 @@ public final class DatabaseConnection {
 
 @available(*, unavailable, message: "DatabaseConnection is confined to its Database queue")
 extension DatabaseConnection: Sendable {}
-
-/// An error of the storage engine, whichever it is.
-extension Error {
-    /// True for a UNIQUE or PRIMARY KEY violation on either engine.
-    public var isUniqueViolation: Bool {
-        if let e = self as? SQLiteError { return e.isUniqueViolation }
-        return false
-    }
-}
