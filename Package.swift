@@ -28,7 +28,9 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswscale-dev", "libavutil-dev"])]),
         // glibc's resolver state (resolv.h): HostLookup caps its DNS waits per thread.
         .systemLibrary(name: "CResolv", providers: [.apt(["libc6-dev"])]),
-        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv"]),
+        // glibc's posix_spawn_file_actions_addclosefrom_np and pipe2 (GNU extensions): ChildProcess.
+        .systemLibrary(name: "CSpawn", providers: [.apt(["libc6-dev"])]),
+        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv", "CSpawn"]),
         .target(name: "Media", dependencies: ["CVips", "CFFmpeg", "CSodium"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),

@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 import TestSupport
 import Testing
 
@@ -9,17 +10,12 @@ import Testing
     /// backtrace, "Error raised at top level", from running /usr/bin/wrk).
     @Test func aMissingToolIsOneLineNotABacktrace() throws {
         let empty = makeTemporaryDirectory("bench-path")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "\(ServiceProcess.productsDirectory)/Benchmarks")
-        p.arguments = ["gateway", "1", "1"]
-        p.environment = ["PATH": empty, "DATA_DIR": empty, "LOG_LEVEL": "warning"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationReason == .exit && p.terminationStatus == 1, "status \(p.terminationStatus): \(text)")
+        let p = try ChildProcess(
+            "\(ServiceProcess.productsDirectory)/Benchmarks", ["gateway", "1", "1"],
+            environment: ["PATH": empty, "DATA_DIR": empty, "LOG_LEVEL": "warning"], stdout: .null, stderr: .pipe)
+        let text = String(decoding: p.readToEnd(p.standardError), as: UTF8.self)
+        let termination = p.waitUntilExit()
+        #expect(termination == .exited(1), "\(termination): \(text)")
         let lines = text.split(separator: "\n")
         #expect(lines.count == 1, "\(text)")
         #expect(text.contains("wrk is not installed (Debian package wrk"), "\(text)")

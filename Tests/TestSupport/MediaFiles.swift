@@ -1,4 +1,5 @@
 import Foundation
+import Shared
 
 /// Media test files made at test time, shared by MediaTests and the gateway's end-to-end tests:
 /// metadata blocks (EXIF with GPS and orientation, XMP, IPTC) written byte by byte from their
@@ -126,19 +127,11 @@ public enum MediaFiles {
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw ToolMissing(description: "\(path) is missing: install the Debian package \(package) (scripts/install-deps)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ToolMissing(description: "\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        let (termination, output) = try ChildProcess.output(path, arguments)
+        guard termination == .exited(0) else {
+            throw ToolMissing(description: "\(tool) \(arguments.joined(separator: " ")) ended with \(termination)")
         }
-        return data
+        return Data(output)
     }
 
     /// Makes a video with ffmpeg: `seconds` long, `width` × `height`, H.264 in the given container (`mp4`

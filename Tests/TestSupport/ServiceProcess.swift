@@ -21,7 +21,7 @@ public final class ServiceProcess: @unchecked Sendable {
     /// e.g. `TestDNSServer.launcher`; empty: started directly.
     public let launcher: [String]
     private let lock = NSLock()
-    private var process: Process?
+    private var process: ChildProcess?
 
     /// The directory holding the built executables (next to the test bundle), or `PRODUCTS_DIR`.
     public static var productsDirectory: String {
@@ -53,43 +53,41 @@ public final class ServiceProcess: @unchecked Sendable {
     /// - Returns: the ready line's fields (e.g. `rpc`, `events`, `port`).
     /// - Throws: `TestSupportError` if it exits or does not get ready in time.
     public func start(timeout: Double = 60) async throws -> [String: String] {
-        let p = Process()
         let executable = "\(Self.productsDirectory)/\(name)"
-        if let command = launcher.first {
-            p.executableURL = URL(fileURLWithPath: command)
-            p.arguments = Array(launcher.dropFirst()) + [executable]
+        let command: String
+        let arguments: [String]
+        if let first = launcher.first {
+            command = first
+            arguments = Array(launcher.dropFirst()) + [executable]
         } else {
-            p.executableURL = URL(fileURLWithPath: executable)
+            command = executable
+            arguments = []
         }
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe()
-        p.standardOutput = out
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        p.standardError = FileHandle(forWritingAtPath: logPath)
-        p.standardInput = FileHandle.nullDevice
-        try p.run()
+        let p = try ChildProcess(
+            command, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            stdin: .null, stdout: .pipe, stderr: .file(logPath))
         lock.withLock { process = p }
         // Not ready in time: kill it, so the reader below sees end of file and throws.
-        let pid = p.processIdentifier
         let watchdog = Task.detached {
             try await Task.sleep(for: .seconds(timeout))
-            Foundation.kill(pid, SIGKILL)
+            p.signal(SIGKILL)
         }
         defer { watchdog.cancel() }
-        let handle = out.fileHandleForReading
         let path = logPath
         let name = self.name
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
-                var buffer = Data()
+                var buffer: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 16384)
                 while true {
-                    let chunk = handle.availableData
-                    if chunk.isEmpty {
+                    let n = chunk.withUnsafeMutableBytes { read(p.standardOutput, $0.baseAddress, $0.count) }
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 {
                         let log = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
                         continuation.resume(throwing: TestSupportError("\(name) exited before ready: \(log.suffix(2000))"))
                         return
                     }
-                    buffer.append(chunk)
+                    buffer += chunk[0..<n]
                     while let nl = buffer.firstIndex(of: 10) {
                         let line = String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self)
                         buffer.removeSubrange(buffer.startIndex...nl)
@@ -98,7 +96,7 @@ public final class ServiceProcess: @unchecked Sendable {
                             let fields = (try? JSONDecoder().decode([String: String].self, from: json)) ?? [:]
                             continuation.resume(returning: fields)
                             // keep draining stdout so the child never blocks on a full pipe
-                            while !handle.availableData.isEmpty {}
+                            _ = p.readToEnd(p.standardOutput)
                             return
                         }
                     }
@@ -109,7 +107,7 @@ public final class ServiceProcess: @unchecked Sendable {
     }
 
     /// The process id, while running.
-    public var pid: Int32? { lock.withLock { process?.processIdentifier } }
+    public var pid: Int32? { lock.withLock { process?.pid } }
 
     /// Sends SIGTERM and waits for exit, sending SIGKILL after `grace` seconds; returns the
     /// seconds it took (nil if it was not running).
@@ -117,9 +115,8 @@ public final class ServiceProcess: @unchecked Sendable {
     public func stop(grace: Double = 30) -> Double? {
         guard let p = lock.withLock({ process }) else { return nil }
         let t0 = Date()
-        if p.isRunning { p.terminate() }
-        let pid = p.processIdentifier
-        let escalation = DispatchWorkItem { Foundation.kill(pid, SIGKILL) }
+        p.signal(SIGTERM)
+        let escalation = DispatchWorkItem { p.signal(SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + grace, execute: escalation)
         p.waitUntilExit()
         escalation.cancel()
@@ -130,7 +127,7 @@ public final class ServiceProcess: @unchecked Sendable {
     /// Kills with SIGKILL (a crash) and waits for exit.
     public func kill() {
         guard let p = lock.withLock({ process }) else { return }
-        if p.isRunning { Foundation.kill(p.processIdentifier, SIGKILL) }
+        p.signal(SIGKILL)
         p.waitUntilExit()
         lock.withLock { process = nil }
     }

@@ -32,12 +32,8 @@ public final class TestDNSServer: Sendable {
     /// namespaces) and `unshare(1)`.
     public static let isAvailable: Bool = {
         guard geteuid() == 0, FileManager.default.isExecutableFile(atPath: unshare) else { return false }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: unshare)
-        probe.arguments = ["--mount", "--", "/bin/true"]
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
+        guard let probe = try? ChildProcess(unshare, ["--mount", "--", "/bin/true"]) else { return false }
+        return probe.waitUntilExit() == .exited(0)
     }()
 
     static let unshare = "/usr/bin/unshare"
