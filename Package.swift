@@ -30,7 +30,9 @@ let package = Package(
         .systemLibrary(name: "CResolv", providers: [.apt(["libc6-dev"])]),
         // glibc's posix_spawn_file_actions_addclosefrom_np and pipe2 (GNU extensions): ChildProcess.
         .systemLibrary(name: "CSpawn", providers: [.apt(["libc6-dev"])]),
-        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv", "CSpawn"]),
+        // libpq (Debian's libpq-dev, PostgreSQL 15): the second storage engine.
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv", "CSpawn", "CLibPQ"]),
         .target(name: "Media", dependencies: ["CVips", "CFFmpeg", "CSodium"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),

@@ -130,7 +130,8 @@ import Testing
         let bob = try await createProfile(h, try await h.auth.register("bob"))
 
         let received = Locked<[(seq: Int64, type: String, postId: String?, userId: String?)]>([])
-        let consumer = try Database(path: "\(h.cluster.dataDirectory)/consumer.sqlite", producer: nil, migrations: [])
+        let consumer = try Database(
+            location: try TestStorage.location(h.cluster.dataDirectory, "consumer"), producer: nil, migrations: [])
         let subscriber = EventSubscriber(
             producer: .profile, endpoint: try #require(h.cluster.endpoints["profile"]?["events"]), context: h.zmq,
             replay: h.profile, database: consumer, logger: Logger(service: "test", minimum: .error))

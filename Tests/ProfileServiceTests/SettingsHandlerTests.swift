@@ -52,7 +52,7 @@ import Testing
         #expect(updated.sections[0].items[2].action.value == true)
         // A second app on the same database file (a restart, in-process) reads it back.
         let reopened = try Database(
-            path: "\(f.directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations)
+            location: try TestStorage.location(f.directory, "profile"), producer: "profile", migrations: ProfileSchema.migrations)
         let app = try ProfileApp(configuration: ProfileConfiguration(), database: reopened, auth: f.authClient)
         let store = SQLProfileStore(database: reopened, replica: app.replica)
         #expect(try await store.user(id: a.id)?.saveOriginalPosts == true)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -19,14 +20,15 @@ struct ProducerAndConsumer {
     init() async throws {
         let dir = NSTemporaryDirectory() + "outbox-\(RandomID.make())"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        producer = try Database(path: "\(dir)/p.sqlite", producer: "test", migrations: [])
+        producer = try Database(
+            location: try TestStorage.location(dir, "p"), producer: "test", migrations: [])
         host = try makeTestHost(context: context, database: producer)
         endpoints = host.boundEndpoints.withLock { $0 }
         client = try RPCClient(
             service: "test", endpoint: endpoints.rpc, context: context, logger: logger, defaultTimeoutMs: 10_000)
         try await waitUntilConnected(client)
         consumer = try Database(
-            path: "\(dir)/c.sqlite", producer: nil,
+            location: try TestStorage.location(dir, "c"), producer: nil,
             migrations: [Migration("applied", "CREATE TABLE applied(seq INTEGER PRIMARY KEY, n INTEGER NOT NULL)")])
     }
 

@@ -26,7 +26,10 @@ public final class Cluster: @unchecked Sendable {
 
     /// The environment a service gets: clients' endpoints for the services already started,
     /// its own binds (ephemeral the first time, the same ports on a restart).
-    func environment(for service: String) -> [String: String] {
+    /// On PostgreSQL (`TestStorage`) each service gets a database of its own on the test server,
+    /// the same one on a restart.
+    /// - Throws: `TestSupportError` when the PostgreSQL test server cannot start.
+    func environment(for service: String) throws -> [String: String] {
         var env = extraEnvironment
         env["DATA_DIR"] = dataDirectory
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
@@ -40,6 +43,9 @@ public final class Cluster: @unchecked Sendable {
             env["\(prefix)_RPC_BIND"] = endpoints[service]?["rpc"] ?? "tcp://127.0.0.1:*"
             env["\(prefix)_EVENTS_BIND"] = endpoints[service]?["events"] ?? "tcp://127.0.0.1:*"
             env["\(prefix)_DELIVERY_BIND"] = endpoints[service]?["delivery"] ?? "tcp://127.0.0.1:*"
+            if env["\(prefix)_DATABASE_URL"] == nil {
+                env["\(prefix)_DATABASE_URL"] = try TestStorage.url(dataDirectory, service)
+            }
         }
         if service == "gateway" {
             env["GATEWAY_HOST"] = "127.0.0.1"
@@ -55,7 +61,7 @@ public final class Cluster: @unchecked Sendable {
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
         let process = ServiceProcess(
-            Self.executables[service]!, environment: environment(for: service), logDirectory: dataDirectory,
+            Self.executables[service]!, environment: try environment(for: service), logDirectory: dataDirectory,
             launcher: launchers[service] ?? [])
         let fields = try await process.start()
         processes[service] = process

@@ -19,7 +19,7 @@ public final class FakeProducer: Sendable {
     public init(name: String, context: ZMQContext, directory: String) throws {
         self.name = name
         database = try Database(
-            path: "\(directory)/fake-\(name)-\(RandomID.make().prefix(8)).sqlite", producer: name,
+            location: try TestStorage.location(directory, "fake-\(name)-\(RandomID.make().prefix(8))"), producer: name,
             migrations: [])
         host = ServiceHost(
             name: name, context: context, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*",

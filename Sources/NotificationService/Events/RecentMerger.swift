@@ -95,7 +95,8 @@ final class RecentMerger: Service {
                 INSERT INTO recipients(recipient, merged_head)
                 SELECT recipient, MAX(seq) FROM recent_notifications
                 WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) GROUP BY recipient
-                ON CONFLICT(recipient) DO UPDATE SET merged_head = MAX(merged_head, excluded.merged_head)
+                ON CONFLICT(recipient) DO UPDATE SET merged_head = \(tx.connection.sql(sqlite: "MAX", postgres: "GREATEST"))(
+                    recipients.merged_head, excluded.merged_head)
                 """, range)
             try tx.query(
                 "DELETE FROM recent_notifications WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4)",

@@ -92,7 +92,8 @@ final class RetentionPruner: Service {
                     let range = try c.queryOne(
                         """
                         SELECT (SELECT MIN(seq) FROM notifications WHERE recipient = ?1) AS oldest,
-                            MAX(COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
+                            \(c.sql(sqlite: "MAX", postgres: "GREATEST"))(
+                                COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
                                 COALESCE((SELECT MAX(seq) FROM recent_notifications WHERE recipient = ?1), 0)) AS newest
                         """, [recipient]),
                     let oldest = try range.optionalInt64("oldest")

@@ -23,8 +23,8 @@ struct NotificationWriter: Sendable {
     /// The next seq of `recipient` as an SQL expression over a column or parameter named by
     /// `recipient`: one above the largest of the newest row in the recent table, the newest
     /// ever merged into the big one and the floor left by deletions.
-    static func nextSeq(_ recipient: String) -> String {
-        "\(head(recipient)) + 1"
+    static func nextSeq(_ recipient: String, _ engine: StorageEngine) -> String {
+        "\(head(recipient, engine)) + 1"
     }
 
     /// The head seq of `recipient` as an SQL expression (see `nextSeq`): two index seeks, one
@@ -32,11 +32,13 @@ struct NotificationWriter: Sendable {
     /// never into the big table: the newest merged row of each of a fan-out's 100,000
     /// recipients sits on a different page of it, and reading those was most of a fan-out's
     /// time on a database of millions of notifications.
-    static func head(_ recipient: String) -> String {
-        """
-        MAX(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
-            COALESCE((SELECT MAX(f.merged_head, f.head_floor) FROM recipients f WHERE f.recipient = \(recipient)), 0))
-        """
+    /// (`engine` picks the two-argument maximum: SQLite's `MAX(a, b)`, PostgreSQL's `GREATEST`.)
+    static func head(_ recipient: String, _ engine: StorageEngine) -> String {
+        let greatest = engine == .sqlite ? "MAX" : "GREATEST"
+        return """
+            \(greatest)(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
+                COALESCE((SELECT \(greatest)(f.merged_head, f.head_floor) FROM recipients f WHERE f.recipient = \(recipient)), 0))
+            """
     }
 
     /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
@@ -69,7 +71,7 @@ struct NotificationWriter: Sendable {
             let row = try tx.connection.queryOne(
                 """
                 INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-                VALUES (?1, \(Self.nextSeq("?1")), ?2, ?3, ?4, ?5, ?6, ?7)
+                VALUES (?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, ?4, ?5, ?6, ?7)
                 ON CONFLICT DO NOTHING RETURNING seq
                 """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt])
         else { return nil }
@@ -103,7 +105,7 @@ struct NotificationWriter: Sendable {
                 """
                 SELECT COUNT(*) AS n, MAX(follower) AS last FROM (
                     SELECT follower FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ?
-                    ORDER BY follower LIMIT ?)
+                    ORDER BY follower LIMIT ?) AS batch
                 """, [job.owner, after, limit]),
             let last = try range.optionalInt64("last")
         else { return (0, nil) }
@@ -114,7 +116,7 @@ struct NotificationWriter: Sendable {
         let recipients: [(key: Int64, seq: Int64)] = try c.integerPairs(
             """
             INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-            SELECT e.follower, \(Self.head("e.follower")) + 1, \(NotificationType.post.rawValue), ?1, ?4,
+            SELECT e.follower, \(Self.head("e.follower", c.engine)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
                 NULL, NULL, ?5
             FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
             ORDER BY e.follower
@@ -153,7 +155,8 @@ struct NotificationWriter: Sendable {
             try tx.query(
                 """
                 INSERT INTO recipients(recipient, head_floor) VALUES (?, ?)
-                ON CONFLICT(recipient) DO UPDATE SET head_floor = MAX(head_floor, excluded.head_floor)
+                ON CONFLICT(recipient) DO UPDATE SET head_floor = \(tx.connection.sql(sqlite: "MAX", postgres: "GREATEST"))(
+                    recipients.head_floor, excluded.head_floor)
                 """, [recipient, seq])
         }
         for r in rows {
@@ -214,7 +217,7 @@ struct SQLNotificationStore: NotificationStore {
 
     /// The head seq of `recipient`: its newest row, or the floor deletions left (0 when none).
     static func head(_ recipient: Int64, on c: DatabaseConnection) throws -> Int64 {
-        try c.scalar("SELECT \(NotificationWriter.head("?1"))", [recipient]) ?? 0
+        try c.scalar("SELECT \(NotificationWriter.head("?1", c.engine))", [recipient]) ?? 0
     }
 
     static func readSeq(_ recipient: Int64, on c: DatabaseConnection) throws -> Int64 {
@@ -294,7 +297,8 @@ struct SQLNotificationStore: NotificationStore {
             try tx.query(
                 """
                 INSERT INTO recipients(recipient, read_seq) VALUES (?1, ?2)
-                ON CONFLICT(recipient) DO UPDATE SET read_seq = MAX(read_seq, excluded.read_seq)
+                ON CONFLICT(recipient) DO UPDATE SET read_seq = \(c.sql(sqlite: "MAX", postgres: "GREATEST"))(
+                    recipients.read_seq, excluded.read_seq)
                 """, [recipient, min(upToSeq, head)])
             return try Self.unreadCount(recipient, readSeq: try Self.readSeq(recipient, on: c), on: c)
         }

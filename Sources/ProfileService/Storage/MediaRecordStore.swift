@@ -103,7 +103,7 @@ struct SQLMediaRecordStore: MediaRecordStore {
         try c.query(
             """
             INSERT INTO media_release(id, due_ms) VALUES (?, ?)
-            ON CONFLICT(id) DO UPDATE SET due_ms = min(due_ms, excluded.due_ms)
+            ON CONFLICT(id) DO UPDATE SET due_ms = \(c.sql(sqlite: "min", postgres: "LEAST"))(media_release.due_ms, excluded.due_ms)
             """, [id, dueMs])
     }
 

@@ -67,8 +67,9 @@ public final class EventSubscriptions: Sendable {
 
 /// Starts a `ServiceApp` and runs it until SIGTERM/SIGINT.
 public enum ServiceRunner {
-    /// Answers `keygen`, reads the environment, opens `<DATA_DIR>/<name>.sqlite` with the
-    /// service's migrations, hosts it on `<PREFIX>_RPC_BIND` / `<PREFIX>_EVENTS_BIND`, starts its
+    /// Answers `keygen`, reads the environment, opens the service's database
+    /// (`<PREFIX>_DATABASE_URL`: `sqlite:<path>`, by default `<DATA_DIR>/<name>.sqlite`, or a
+    /// `postgres://` URL; `<PREFIX>_DATABASE_POOL` reader connections, 2) with the service's migrations, hosts it on `<PREFIX>_RPC_BIND` / `<PREFIX>_EVENTS_BIND`, starts its
     /// subscribers and background work, prints the READY line, and runs until a signal; then
     /// stops the host (in-flight requests answered), the subscribers and the background work,
     /// in that order, within a second.
@@ -86,9 +87,22 @@ public enum ServiceRunner {
         }
         let logger = runtime.logger
         do {
+            let location: DatabaseLocation
+            let pool: Int
+            do {
+                location = try DatabaseLocation(
+                    url: runtime.env.string(
+                        "\(description.envPrefix)_DATABASE_URL", default: "sqlite:\(description.name).sqlite"),
+                    dataDirectory: try runtime.env.dataDirectory())
+                pool = try runtime.env.int("\(description.envPrefix)_DATABASE_POOL", default: 2, range: 1...64)
+            } catch {
+                logger.error("config.invalid", metadata: ["error": "\(error)"])
+                return 2
+            }
+            logger.info("database.open", metadata: ["location": "\(location)"])
             let database = try Database(
-                path: "\(try runtime.env.dataDirectory())/\(description.name).sqlite", producer: description.name,
-                migrations: App.migrations, legacy: App.legacyMigrations)
+                location: location, producer: description.name, migrations: App.migrations,
+                legacy: App.legacyMigrations, readers: pool)
             let service: App
             do {
                 service = try App(runtime: runtime, database: database)

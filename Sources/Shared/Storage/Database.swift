@@ -183,6 +183,9 @@ public final class Database: @unchecked Sendable {
             var events: [OutboxEvent] = []
             var afterCommit: [@Sendable () -> Void] = []
             do {
+                // The batch's statements may run until the latest of its deadlines.
+                let deadlines = batch.map(\.deadline)
+                try writer.bound(by: deadlines.contains(nil) ? nil : deadlines.compactMap { $0 }.max())
                 try writer.execute(writer.beginWrite)
                 for write in batch {
                     if let deadline = write.deadline, Timestamp.nowMs() > deadline {
@@ -225,9 +228,14 @@ public final class Database: @unchecked Sendable {
     /// open one with `BEGIN`/`COMMIT` for a consistent multi-statement read).
     public func read<T: Sendable>(_ body: @escaping @Sendable (DatabaseConnection) throws -> T) async throws -> T {
         let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
+        let deadline = RequestDeadline.current
         return try await withCheckedThrowingContinuation { continuation in
             readers[index].1.async {
-                do { continuation.resume(returning: try body(self.readers[index].0)) } catch {
+                do {
+                    let connection = self.readers[index].0
+                    try connection.bound(by: deadline)
+                    continuation.resume(returning: try body(connection))
+                } catch {
                     continuation.resume(throwing: error)
                 }
             }

@@ -18,6 +18,7 @@ public enum StorageEngine: String, Sendable, CaseIterable, CustomStringConvertib
 public final class DatabaseConnection {
     enum Backing {
         case sqlite(SQLiteConnection)
+        case postgres(PostgresConnection)
     }
 
     let backing: Backing
@@ -26,17 +27,22 @@ public final class DatabaseConnection {
     public var engine: StorageEngine {
         switch backing {
         case .sqlite: .sqlite
+        case .postgres: .postgres
         }
     }
 
     /// Wraps an open SQLite connection (tests and tools that open a file themselves).
     public init(_ connection: SQLiteConnection) { backing = .sqlite(connection) }
 
+    /// Wraps an open PostgreSQL connection.
+    public init(_ connection: PostgresConnection) { backing = .postgres(connection) }
+
     /// The SQLite connection underneath, for code in `Storage/` that needs SQLite itself
     /// (legacy migrations); nil on another engine.
     var sqlite: SQLiteConnection? {
         switch backing {
         case .sqlite(let c): c
+        case .postgres: nil
         }
     }
 
@@ -49,19 +55,21 @@ public final class DatabaseConnection {
     }
 
     /// Runs one or more statements without parameters or results (schema, savepoints).
-    /// - Throws: the engine's error (`SQLiteError`).
+    /// - Throws: the engine's error (`SQLiteError`, `PostgresError`).
     public func execute(_ sql: String) throws {
         switch backing {
         case .sqlite(let c): try c.execute(sql)
+        case .postgres(let c): try c.execute(sql)
         }
     }
 
     /// Runs a statement with parameters and returns all rows.
-    /// - Throws: the engine's error (`SQLiteError`) with the SQL.
+    /// - Throws: the engine's error (`SQLiteError`, `PostgresError`) with the SQL.
     @discardableResult
     public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
         switch backing {
         case .sqlite(let c): try c.query(sql, params)
+        case .postgres(let c): try c.query(sql, params)
         }
     }
 
@@ -70,6 +78,7 @@ public final class DatabaseConnection {
     public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> Row? {
         switch backing {
         case .sqlite(let c): try c.queryOne(sql, params)
+        case .postgres(let c): try c.queryOne(sql, params)
         }
     }
 
@@ -91,6 +100,7 @@ public final class DatabaseConnection {
     public func scalar(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int64? {
         switch backing {
         case .sqlite(let c): try c.scalar(sql, params)
+        case .postgres(let c): try c.scalar(sql, params)
         }
     }
 
@@ -107,6 +117,7 @@ public final class DatabaseConnection {
     public func exists(_ sql: String, _ params: [any SQLBindable] = []) throws -> Bool {
         switch backing {
         case .sqlite(let c): try c.exists(sql, params)
+        case .postgres(let c): try c.exists(sql, params)
         }
     }
 
@@ -116,6 +127,7 @@ public final class DatabaseConnection {
     public func integerPairs(_ sql: String, _ params: [any SQLBindable] = []) throws -> [(Int64, Int64)] {
         switch backing {
         case .sqlite(let c): try c.integerPairs(sql, params)
+        case .postgres(let c): try c.integerPairs(sql, params)
         }
     }
 
@@ -123,6 +135,7 @@ public final class DatabaseConnection {
     public var changes: Int {
         switch backing {
         case .sqlite(let c): c.changes
+        case .postgres(let c): c.changes
         }
     }
 
@@ -132,6 +145,7 @@ public final class DatabaseConnection {
     public func snapshot<T>(_ body: () throws -> T) throws -> T {
         switch backing {
         case .sqlite(let c): try c.snapshot(body)
+        case .postgres(let c): try c.snapshot(body)
         }
     }
 
@@ -140,7 +154,20 @@ public final class DatabaseConnection {
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         switch backing {
         case .sqlite(let c): try c.transaction(body)
+        case .postgres(let c): try c.transaction(body)
         }
+    }
+
+    /// Bounds each statement by the time left until `deadline` (Unix ms; nil: no bound), as
+    /// PostgreSQL's `statement_timeout` (rounded up to 250 ms steps, so that most requests
+    /// reuse the setting in force instead of paying a round trip). SQLite has no statement
+    /// timeout: a no-op there.
+    /// - Throws: `PostgresError`.
+    public func bound(by deadline: Int64?) throws {
+        guard case .postgres(let c) = backing else { return }
+        guard let deadline else { return try c.setStatementTimeout(ms: 0) }
+        let left = max(1, deadline - Timestamp.nowMs())
+        try c.setStatementTimeout(ms: Int((left + 249) / 250 * 250))
     }
 
     /// The statement that opens a write transaction: `BEGIN IMMEDIATE` on SQLite (the write

@@ -58,13 +58,13 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         return String(url[..<colon]) + ":***" + String(url[at...])
     }
 
-    /// Opens one connection.
+    /// Opens one connection (a `Database` opens its own; this is for tools and tests that
+    /// look at a service's database from outside).
     /// - Throws: the engine's error.
-    func connect() throws -> DatabaseConnection {
+    public func connect() throws -> DatabaseConnection {
         switch self {
         case .sqlite(let path): DatabaseConnection(try SQLiteConnection(path: path))
-        case .postgres(let url):
-            throw InvalidURL(url: Self.redacted(url), reason: "this build has no PostgreSQL engine")
+        case .postgres(let url): DatabaseConnection(try PostgresConnection(url: url))
         }
     }
 }

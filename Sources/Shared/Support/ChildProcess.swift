@@ -18,7 +18,8 @@ public final class ChildProcess: @unchecked Sendable {
         case inherit
         /// `/dev/null`.
         case null
-        /// A pipe whose parent end is `standardOutput`/`standardError`'s reader (`readEnd`).
+        /// A pipe whose parent end is `standardInput` (write), `standardOutput` or
+        /// `standardError` (read).
         case pipe
         /// A file, created when missing, appended to.
         case file(String)
@@ -49,6 +50,10 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// The child's process id.
     public let pid: pid_t
+    /// The parent's (writing) end of the stdin pipe (`.pipe`), or -1. Owned by this object:
+    /// closed on `deinit`, and the child then reads end of file; a child that waits for that
+    /// end of file learns that its parent is gone, however the parent ended.
+    public let standardInput: Int32
     /// The parent's end of the stdout pipe (`.pipe`), or -1. Owned by this object: closed on
     /// `deinit`.
     public let standardOutput: Int32
@@ -128,7 +133,7 @@ public final class ChildProcess: @unchecked Sendable {
             throw SpawnError(executable: executable, code: rc)
         }
         pid = child
-        if parentEnds[0] >= 0 { close(parentEnds[0]) }  // stdin as a pipe: closed at once (end of input)
+        standardInput = parentEnds[0]
         standardOutput = parentEnds[1]
         standardError = parentEnds[2]
     }
@@ -200,6 +205,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     deinit {
+        if standardInput >= 0 { close(standardInput) }
         if standardOutput >= 0 { close(standardOutput) }
         if standardError >= 0 { close(standardError) }
     }

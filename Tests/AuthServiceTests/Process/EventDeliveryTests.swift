@@ -16,7 +16,7 @@ final class RecordingSubscriber: Sendable {
         endpoints = try auth.endpoints
         context = auth.context
         database = try Database(
-            path: "\(directory)/subscriber.sqlite", producer: nil,
+            location: try TestStorage.location(directory, "subscriber"), producer: nil,
             migrations: [
                 Migration(
                     "test.1-seen", "CREATE TABLE seen(seq INTEGER NOT NULL, type TEXT NOT NULL, body TEXT NOT NULL)")

@@ -92,17 +92,31 @@ import Testing
                 #expect(bytes.range(of: Data(secret.utf8)) == nil, "a secret appears in \(path)")
             }
         }
-        // While running (the WAL holds recent writes) and after a clean stop (checkpointed).
-        let files = try databaseFiles()
-        #expect(files.contains(auth.databasePath))
-        for path in files { try check(path, also: [address]) }
+        if TestStorage.engine == .sqlite {
+            // While running (the WAL holds recent writes) and after a clean stop (checkpointed).
+            let files = try databaseFiles()
+            #expect(files.contains(auth.databasePath))
+            for path in files { try check(path, also: [address]) }
+        } else {
+            // PostgreSQL: no stored value holds a secret or the address.
+            let c = try TestStorage.location(directory, "auth").connect()
+            for table in ["users", "sessions", "login_failures", "outbox"] {
+                for row in try c.query("SELECT * FROM \(table)") {
+                    for case .text(let value) in row.values {
+                        for secret in secrets + [address] { #expect(!value.contains(secret), "a secret appears in \(table)") }
+                    }
+                }
+            }
+        }
         try check(logPath)
         try await auth.stop()
-        for path in try databaseFiles() { try check(path, also: [address]) }
+        if TestStorage.engine == .sqlite {
+            for path in try databaseFiles() { try check(path, also: [address]) }
+        }
         try check(logPath)
 
         // What is stored instead: an argon2id hash with OWASP's parameters and 256-bit digests.
-        let db = try SQLiteConnection(path: auth.databasePath, readOnly: true)
+        let db = try TestStorage.location(directory, "auth").connect()
         let hash = try #require(try db.queryOne("SELECT password_hash FROM users")?.string("password_hash"))
         #expect(hash.hasPrefix("$argon2id$v=19$m=19456,t=2,p=1$"))
         // (The revoked session may already be purged: the first purge runs as the service starts.)

@@ -1,6 +1,7 @@
 import CSodium
 import Foundation
 import Shared
+import TestSupport
 
 @testable import AuthService
 
@@ -42,7 +43,7 @@ final class InProcessAuth: Sendable {
         directory = NSTemporaryDirectory() + "auth-inprocess-\(RandomID.make().prefix(12))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         database = try Database(
-            path: "\(directory)/auth.sqlite", producer: "auth", migrations: AuthSchema.migrations)
+            location: try TestStorage.location(directory, "auth"), producer: "auth", migrations: AuthSchema.migrations)
         clock = TestClock()
         var configuration = AuthConfiguration()
         configure(&configuration)

@@ -7,6 +7,7 @@ import Testing
 
 /// A database written before the redesign (the legacy migrations counted by `user_version`,
 /// usernames in `users`, texts in `notifications.text`) opened with today's migrations.
+@Suite(.enabled(if: TestStorage.engine == .sqlite, "upgrades SQLite files from older builds"))
 struct MigrationTests {
     /// Builds a database as the pre-redesign service left it: its outbox tables, the legacy
     /// migrations applied and counted in `user_version`, and `rows` inserted.

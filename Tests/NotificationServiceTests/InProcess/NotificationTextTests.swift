@@ -26,7 +26,11 @@ struct NotificationTextTests {
     @Test func theTableHasNoTextColumn() async throws {
         let database = try TestDatabase.make()
         let columns = try await database.read { c in
-            try c.query("SELECT name FROM pragma_table_info('notifications')").map { try $0.string("name") }
+            try c.query(
+                c.sql(
+                    sqlite: "SELECT name FROM pragma_table_info('notifications')",
+                    postgres: "SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'notifications'")
+            ).map { try $0.string("name") }
         }
         #expect(columns.contains("detail"))
         #expect(!columns.contains("text"))

@@ -42,7 +42,7 @@ struct ServiceProcessTests {
 
         // Every profile event delivered again (the subscriber's cursor lost): nothing changes.
         h.stopService()
-        let database = try SQLiteConnection(path: h.databasePath)
+        let database = try TestStorage.location(h.cluster.dataDirectory, "notification").connect()
         try database.query("UPDATE event_cursor SET seq = 0 WHERE producer = 'profile'")
         try await h.startService()
         try await h.waitForEvents(of: h.profile)

@@ -10,7 +10,7 @@ enum TestDatabase {
     /// - Throws: `SQLiteError`.
     static func open(in directory: String) throws -> Database {
         try Database(
-            path: "\(directory)/notification.sqlite", producer: "notification",
+            location: try TestStorage.location(directory, "notification"), producer: "notification",
             migrations: NotificationSchema.migrations, legacy: NotificationSchema.legacy)
     }
 

@@ -43,7 +43,6 @@ final class ProcessHarness: @unchecked Sendable {
 
     /// The service's data directory and database file.
     var directory: String { cluster.dataDirectory }
-    var databasePath: String { "\(directory)/notification.sqlite" }
 
     /// The service's events endpoint.
     var eventsEndpoint: String { cluster.endpoints["notification"]!["events"]! }

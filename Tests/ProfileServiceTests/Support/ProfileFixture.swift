@@ -38,7 +38,7 @@ final class ProfileFixture: Sendable {
         // (RPCClient.unsentRetryBudgetMs), shorter than a connect takes on a busy machine.
         try await waitUntilReachable(authClient, timeoutMs: 60_000)
         database = try Database(
-            path: "\(directory)/profile.sqlite", producer: "profile", migrations: ProfileSchema.migrations,
+            location: try TestStorage.location(directory, "profile"), producer: "profile", migrations: ProfileSchema.migrations,
             legacy: ProfileSchema.legacy)
         app = try ProfileApp(configuration: configuration, database: database, auth: authClient)
         host = ServiceHost(

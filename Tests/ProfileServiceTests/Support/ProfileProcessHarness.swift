@@ -79,17 +79,15 @@ final class ProfileProcessHarness: Sendable {
         await onThread { cluster.kill("profile") }
     }
 
-    /// The path of ProfileService's database.
-    var databasePath: String { "\(cluster.dataDirectory)/profile.sqlite" }
-
     /// The event subscriber counters ProfileService reports in `ops.ping`.
     func counter(_ name: String) async throws -> Int64 {
         try await profile.call(Ops.Ping.self, Empty(), timeoutMs: 10_000).counters[name] ?? 0
     }
 
-    /// Reads ProfileService's database from outside (read-only, WAL lets it run alongside).
-    func readDatabase<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try body(try SQLiteConnection(path: databasePath, readOnly: true))
+    /// Reads ProfileService's database from outside (SQLite's WAL or PostgreSQL's MVCC let it
+    /// run alongside the service).
+    func readDatabase<T>(_ body: (DatabaseConnection) throws -> T) throws -> T {
+        try body(try TestStorage.location(cluster.dataDirectory, "profile").connect())
     }
 }
 

@@ -1,0 +1,159 @@
+import Foundation
+import TestSupport
+import Testing
+
+@testable import Shared
+
+/// The placeholder rewrite, without a server.
+@Suite struct PostgresPlaceholderTests {
+    @Test func questionMarksBecomeNumberedParametersOutsideLiteralsAndComments() {
+        let (text, count) = PostgresConnection.rewrite(
+            "SELECT ?, '?', \"a?\", ?2 -- is it?\nFROM t WHERE x = ? AND y = ?1")
+        #expect(text == "SELECT $1, '?', \"a?\", $2 -- is it?\nFROM t WHERE x = $3 AND y = $1")
+        #expect(count == 3)
+        #expect(PostgresConnection.rewrite("SELECT 'it''s ?' , ?").text == "SELECT 'it''s ?' , $1")
+    }
+}
+
+/// The PostgreSQL engine against a server the tests start (`TestPostgres`); run in the
+/// PostgreSQL pass of `scripts/test` (`TEST_STORAGE_ENGINE=postgres`).
+@Suite(.serialized, .enabled(if: TestStorage.engine == .postgres, "runs in the PostgreSQL pass"))
+struct PostgresTests {
+    func connection() throws -> PostgresConnection {
+        try PostgresConnection(url: try TestPostgres.shared().makeDatabase())
+    }
+
+    @Test func valuesRoundTripByType() throws {
+        let c = try connection()
+        try c.execute("CREATE TABLE v(i BIGINT, small INTEGER, d DOUBLE PRECISION, t TEXT, b BYTEA, f BOOLEAN)")
+        try c.query(
+            "INSERT INTO v(i, small, d, t, b, f) VALUES (?, ?, ?, ?, ?, true)",
+            [Int64.min, 7, 2.5, "héllo ✓ '?' \u{1}", SQLValue.blob([0, 1, 0xFF, 0x80])])
+        try c.query("INSERT INTO v(i, t, b) VALUES (?, ?, ?)", [Int64.max, "", SQLValue.blob([])])
+        let rows = try c.query("SELECT i, small, d, t, b, f FROM v ORDER BY i")
+        #expect(try rows[0].int64("i") == Int64.min && rows[0].int("small") == 7)
+        #expect(try rows[0].value("d") == .double(2.5) && rows[0].string("t") == "héllo ✓ '?' \u{1}")
+        #expect(try rows[0].blob("b") == [0, 1, 0xFF, 0x80] && rows[0].bool("f"))
+        #expect(try rows[1].int64("i") == Int64.max && rows[1].string("t") == "" && rows[1].blob("b") == [])
+        #expect(try rows[1].value("d") == .null && rows[1].optionalInt64("small") == nil)
+        // SUM of a bigint is numeric: read as an integer when it is one.
+        #expect(try c.scalar("SELECT SUM(small) FROM v") == 7)
+        #expect(try c.exists("SELECT 1 FROM v WHERE i = ?", [Int64.max]))
+        #expect(try !c.exists("SELECT 1 FROM v WHERE i = ?", [0]))
+        try c.query("UPDATE v SET small = 1")
+        #expect(c.changes == 2)
+    }
+
+    @Test func errorsKeepSQLStateMessageDetailAndStatement() throws {
+        let c = try connection()
+        try c.execute("CREATE TABLE u(k TEXT PRIMARY KEY)")
+        try c.query("INSERT INTO u(k) VALUES (?)", ["a"])
+        let error = try #require(throws: PostgresError.self) { try c.query("INSERT INTO u(k) VALUES (?)", ["a"]) }
+        #expect(error.kind == .uniqueViolation && error.sqlState == "23505")
+        #expect(error.detail?.contains("(k)=(a)") == true && error.sql == "INSERT INTO u(k) VALUES (?)")
+        #expect(error.serviceError == nil)
+        let syntax = try #require(throws: PostgresError.self) { try c.query("SELEC 1") }
+        #expect(syntax.kind == .other && syntax.sqlState == "42601")
+        // The connection goes on after an error.
+        #expect(try c.scalar("SELECT COUNT(*) FROM u") == 1)
+    }
+
+    @Test func aRequestsDeadlineBecomesTheStatementTimeout() async throws {
+        let database = try Database(
+            location: .postgres(url: try TestPostgres.shared().makeDatabase()), producer: nil, migrations: [])
+        let error = await #expect(throws: PostgresError.self) {
+            try await RequestDeadline.$current.withValue(Timestamp.nowMs() + 300) {
+                try await database.read { try $0.query("SELECT pg_sleep(30)") }
+            }
+        }
+        #expect(error?.kind == .statementTimeout && error?.serviceError?.status == 504)
+        // Outside a request there is no bound again.
+        #expect(try await database.read { try $0.scalar("SELECT current_setting('statement_timeout') = '0'::text") } == 1)
+    }
+
+    /// Two writers on one database, as two replicas of a service would be. B begins first and
+    /// holds; A emits and holds; B is released first and emits, and so waits for A's lock on
+    /// `outbox_head`; then A is released. The events commit in sequence order, with no gap,
+    /// and a reader never sees seq 2 without seq 1.
+    @Test func outboxSequenceNumbersBecomeVisibleInCommitOrderWithoutGaps() async throws {
+        let url = try TestPostgres.shared().makeDatabase()
+        let a = try Database(location: .postgres(url: url), producer: "test", migrations: [])
+        let b = try Database(location: .postgres(url: url), producer: "test", migrations: [])
+        let observer = try PostgresConnection(url: url)
+        let holdA = DispatchSemaphore(value: 0)
+        let holdB = DispatchSemaphore(value: 0)
+        let aEmitted = DispatchSemaphore(value: 0)
+        let bBegan = DispatchSemaphore(value: 0)
+
+        async let bSeq = b.write { tx -> Int64 in
+            _ = try tx.query("SELECT 1")
+            bBegan.signal()
+            holdB.wait()
+            return try tx.emit(TestRPC.Happened(n: 2))
+        }
+        await Task.detached { bBegan.wait() }.value
+        async let aSeq = a.write { tx -> Int64 in
+            let seq = try tx.emit(TestRPC.Happened(n: 1))
+            aEmitted.signal()
+            holdA.wait()
+            return seq
+        }
+        await Task.detached { aEmitted.wait() }.value
+        holdB.signal()
+        // B now waits for A's row lock (seen by the server, not guessed from time).
+        while try observer.scalar(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") != 1
+        {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        // Nothing is visible while both are open.
+        #expect(try observer.scalar("SELECT COUNT(*) FROM outbox") == 0)
+        holdA.signal()
+        let (first, second) = try await (aSeq, bSeq)
+        #expect(first == 1 && second == 2)
+        let outbox = try await a.outbox(after: 0, limit: 10)
+        #expect(outbox.events.map(\.seq) == [1, 2] && outbox.head == 2)
+    }
+
+    /// The server restarts under a database: a call while it is down fails at once with a
+    /// lost connection (503), and the next calls after it is back reconnect on their own,
+    /// including connections that sat idle through the restart.
+    @Test func aRestartedServerIsReconnectedAndADownOneFailsFast() async throws {
+        let server = try TestPostgres.start()
+        let database = try Database(
+            location: .postgres(url: try server.makeDatabase()), producer: "test",
+            migrations: [Migration("t", "CREATE TABLE t(v BIGINT)")], readers: 2)
+        try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (1)") }
+        try server.control(["-m", "immediate", "stop"])
+        let down = await #expect(throws: PostgresError.self) {
+            try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (2)") }
+        }
+        #expect(down?.kind == .connectionLost && down?.serviceError?.status == 503)
+        let downRead = await #expect(throws: PostgresError.self) { try await database.read { try $0.scalar("SELECT 1") } }
+        #expect(downRead?.kind == .connectionLost)
+        try server.control(["-w", "start"])
+        // Once the back-off has passed the write goes through (at most a few refusals before).
+        var written = false
+        for _ in 0..<200 where !written {
+            do {
+                try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (3)") }
+                written = true
+            } catch let error as PostgresError where error.kind == .connectionLost {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(written)
+        // Both readers (one of them idle since before the restart) read what was committed.
+        for _ in 0..<4 {
+            var value: Int64?
+            for _ in 0..<200 where value == nil {
+                do { value = try await database.read { try $0.scalar("SELECT SUM(v) FROM t") } } catch let error
+                    as PostgresError where error.kind == .connectionLost
+                {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            #expect(value == 4)
+        }
+    }
+}
