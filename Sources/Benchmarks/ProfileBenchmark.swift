@@ -3,14 +3,18 @@ import Shared
 import Synchronization
 import TestSupport
 
-/// `Benchmarks profile [--users N] [--reads N] [--posts N] [--concurrency N]`
+/// `Benchmarks profile [--users N] [--reads N] [--posts N] [--likes N] [--concurrency N]`
 ///
 /// Starts the real AuthService and ProfileService, registers `--users` (20) accounts the way
 /// the gateway does (`auth.register`, then `profile.create`), then prints:
 /// - profile reads per second: `--reads` (50,000) `profile.header` requests for random users;
 /// - post creations per second: `--posts` (10,000) `profile.create_post` requests, each tagging
 ///   one other user (validation, tag resolution, the post, its tag and the outbox event);
-/// - grid reads per second: `profile.list_posts` first pages of 20 posts (`--reads` / 5).
+/// - grid reads per second: `profile.list_posts` first pages of 20 posts (`--reads` / 5);
+/// - likes written per second: `--likes` (20,000) `profile.set_like` requests, each a new
+///   (user, post) pair (the like, the post's count and the outbox event, group-committed).
+/// The services run on SQLite, or on PostgreSQL with `TEST_STORAGE_ENGINE=postgres` (a server
+/// started for the run; `scripts/bench storage` runs both).
 /// Requests are sent by `--concurrency` (64) tasks sharing one RPC client each way.
 enum ProfileBenchmark {
     static func run(_ options: [String]) async throws {
@@ -23,6 +27,7 @@ enum ProfileBenchmark {
         let userCount = max(2, option("--users", 20))
         let reads = option("--reads", 50_000)
         let posts = option("--posts", 10_000)
+        let likes = option("--likes", 20_000)
         let concurrency = option("--concurrency", 64)
 
         let cluster = Cluster(extraEnvironment: ["LOG_LEVEL": "warning"])
@@ -66,15 +71,17 @@ enum ProfileBenchmark {
             return (Double(total) / seconds, seconds)
         }
 
+        let postIds = Locked([String](repeating: "", count: posts))
         let (created, createSeconds) = try await measure(posts) { i in
             let owner = all[i % all.count]
             let tagged = all[(i + 1) % all.count].username
-            _ = try await profile.call(
+            let post = try await profile.call(
                 Profile.CreatePost.self,
                 .init(
                     ownerId: owner.id, postType: "photo", mediaURL: "https://cdn.example.com/m/\(i).jpg",
                     thumbnailURL: "https://cdn.example.com/t/\(i).jpg", caption: "post \(i)", taggedUsernames: [tagged]),
                 timeoutMs: 30_000)
+            postIds.withLock { $0[i] = post.id }
         }
         print(String(format: "post creations:  %8.0f /s  (%d in %.2f s)", created, posts, createSeconds))
 
@@ -92,6 +99,16 @@ enum ProfileBenchmark {
                 timeoutMs: 30_000)
         }
         print(String(format: "grid pages:      %8.0f /s  (%d pages of 20 posts in %.2f s)", gridRate, gridReads, gridSeconds))
+
+        let ids = postIds.get()
+        let likeCount = min(likes, ids.count * all.count)
+        let (likeRate, likeSeconds) = try await measure(likeCount) { i in
+            _ = try await profile.call(
+                Profile.SetLike.self,
+                .init(userId: all[i % all.count].id, postId: ids[(i / all.count) % ids.count], liked: true),
+                timeoutMs: 30_000)
+        }
+        print(String(format: "likes written:   %8.0f /s  (%d profile.set_like in %.2f s)", likeRate, likeCount, likeSeconds))
         auth.shutdown()
         profile.shutdown()
     }
