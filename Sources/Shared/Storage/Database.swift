@@ -70,7 +70,11 @@ extension Transaction: Sendable {}
 /// Writes are group-committed: writes that queue up while a transaction runs are applied
 /// together in the next one, each in its own savepoint, so under load many small writes cost
 /// one commit (one WAL append of the changed pages) instead of one each, and a write that
-/// throws rolls back only itself. At most `maxWritesPerCommit` writes share a commit.
+/// throws rolls back only itself. At most `maxWritesPerCommit` writes share a commit. On
+/// PostgreSQL, where each statement is a round trip, a batch first runs without savepoints; if
+/// a write throws, the batch is rolled back and runs again with them (so a write's body may run
+/// twice: bodies change only the database, and what they emit or register goes with the
+/// rolled-back attempt).
 public final class Database: @unchecked Sendable {
     // @unchecked: each connection is only touched on its own serial DispatchQueue; `publisher`
     // is guarded by a lock; the other stored properties are immutable.
@@ -93,6 +97,10 @@ public final class Database: @unchecked Sendable {
         let c = writeCounts.withLock { $0 }
         return ["db.commits": c.commits, "db.writes": c.writes]
     }
+
+    /// A write of a batch run without savepoints threw: the batch is rolled back and runs again
+    /// with a savepoint per write.
+    private struct RetryWithSavepoints: Error {}
 
     /// A write waiting for the writer queue.
     private struct QueuedWrite: Sendable {
@@ -182,42 +190,58 @@ public final class Database: @unchecked Sendable {
             var outcomes: [Result<any Sendable, any Error>] = []
             var events: [OutboxEvent] = []
             var afterCommit: [@Sendable () -> Void] = []
-            do {
-                // The batch's statements may run until the latest of its deadlines.
-                let deadlines = batch.map(\.deadline)
-                try writer.bound(by: deadlines.contains(nil) ? nil : deadlines.compactMap { $0 }.max())
-                try writer.execute(writer.beginWrite)
-                for write in batch {
-                    if let deadline = write.deadline, Timestamp.nowMs() > deadline {
-                        outcomes.append(.failure(Self.deadlineExceeded))
-                        continue
+            // PostgreSQL: first without savepoints (two round trips a write fewer); a write
+            // that throws rolls the whole batch back, and the batch runs again with them.
+            var savepoints = engine == .sqlite || batch.count == 1
+            var failed = false
+            while true {
+                outcomes = []
+                events = []
+                afterCommit = []
+                do {
+                    // The batch's statements may run until the latest of its deadlines.
+                    let deadlines = batch.map(\.deadline)
+                    try writer.bound(by: deadlines.contains(nil) ? nil : deadlines.compactMap { $0 }.max())
+                    try writer.execute(writer.beginWrite)
+                    for write in batch {
+                        if let deadline = write.deadline, Timestamp.nowMs() > deadline {
+                            outcomes.append(.failure(Self.deadlineExceeded))
+                            continue
+                        }
+                        if savepoints { try writer.execute("SAVEPOINT w") }
+                        let tx = Transaction(connection: writer, producer: producer)
+                        do {
+                            let result = try write.body(tx)
+                            if savepoints { try writer.execute("RELEASE w") }
+                            outcomes.append(.success(result))
+                            events += tx.emitted
+                            afterCommit += tx.committed
+                        } catch {
+                            guard savepoints else { throw RetryWithSavepoints() }
+                            // A failure of the rollback itself leaves the outer catch to fail them all.
+                            try writer.execute("ROLLBACK TO w")
+                            try writer.execute("RELEASE w")
+                            outcomes.append(.failure(error))
+                        }
                     }
-                    try writer.execute("SAVEPOINT w")
-                    let tx = Transaction(connection: writer, producer: producer)
-                    do {
-                        let result = try write.body(tx)
-                        try writer.execute("RELEASE w")
-                        outcomes.append(.success(result))
-                        events += tx.emitted
-                        afterCommit += tx.committed
-                    } catch {
-                        // A failure of the rollback itself leaves the outer catch to fail them all.
-                        try writer.execute("ROLLBACK TO w")
-                        try writer.execute("RELEASE w")
-                        outcomes.append(.failure(error))
+                    try writer.execute("COMMIT")
+                    let applied = Int64(outcomes.count { if case .success = $0 { true } else { false } })
+                    writeCounts.withLock {
+                        $0.commits += 1
+                        $0.writes += applied
                     }
+                } catch is RetryWithSavepoints {
+                    try? writer.execute("ROLLBACK")
+                    savepoints = true
+                    continue
+                } catch {
+                    try? writer.execute("ROLLBACK")
+                    for write in batch { write.resume(.failure(error)) }
+                    failed = true
                 }
-                try writer.execute("COMMIT")
-                let applied = Int64(outcomes.count { if case .success = $0 { true } else { false } })
-                writeCounts.withLock {
-                    $0.commits += 1
-                    $0.writes += applied
-                }
-            } catch {
-                try? writer.execute("ROLLBACK")
-                for write in batch { write.resume(.failure(error)) }
-                continue
+                break
             }
+            if failed { continue }
             if !events.isEmpty, let publish = publisher.get() { publish(events) }
             for action in afterCommit { action() }
             for (write, outcome) in zip(batch, outcomes) { write.resume(outcome) }
