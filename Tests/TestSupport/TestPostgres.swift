@@ -156,13 +156,13 @@ public final class TestPostgres: Sendable {
             "/bin/sh", ["-c", "cat >/dev/null; \(stop) >/dev/null 2>&1; rm -rf '\(directory)'"], stdin: .pipe,
             stdout: .null, stderr: .null)
         Self.watchers.withLock { $0.append(watcher) }
-        admin = Locked(PostgresConnectionBox(try PostgresConnection(url: "postgresql://insta@127.0.0.1:\(port)/postgres")))
+        admin = Locked(PostgresConnectionBox(try PostgresConnection(url: Self.url(directory, port, "postgres"))))
     }
 
     /// Watchers live as long as the process (their pipes close only when it ends).
     private static let watchers = Locked<[ChildProcess]>([])
 
-    /// Creates a fresh, empty database and returns its URL (`postgresql://insta@127.0.0.1:<port>/t<n>`).
+    /// Creates a fresh, empty database and returns its URL (`postgresql://insta@<socket directory>:<port>/t<n>`).
     /// - Throws: `PostgresError`.
     public func makeDatabase() throws -> String {
         let n = counter.withLock {
@@ -175,7 +175,15 @@ public final class TestPostgres: Sendable {
     }
 
     /// The URL of database `name` on this server.
-    public func url(database name: String) -> String { "postgresql://insta@127.0.0.1:\(port)/\(name)" }
+    public func url(database name: String) -> String { Self.url(directory, port, name) }
+
+    /// A URL through the server's Unix socket in `directory` (libpq: a host that is a path,
+    /// percent-encoded): a round trip costs about two thirds of one over TCP on loopback
+    /// (pgbench -S here: 86 µs against 127 µs).
+    static func url(_ directory: String, _ port: Int, _ name: String) -> String {
+        let host = directory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? directory
+        return "postgresql://insta@\(host):\(port)/\(name)"
+    }
 
     /// Runs `pg_ctl` as the server's user with `arguments` (`-D` and, to start, `-l` added):
     /// for tests that stop and start the server.

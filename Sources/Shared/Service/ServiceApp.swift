@@ -69,7 +69,7 @@ public final class EventSubscriptions: Sendable {
 public enum ServiceRunner {
     /// Answers `keygen`, reads the environment, opens the service's database
     /// (`<PREFIX>_DATABASE_URL`: `sqlite:<path>`, by default `<DATA_DIR>/<name>.sqlite`, or a
-    /// `postgres://` URL; `<PREFIX>_DATABASE_POOL` reader connections, 2) with the service's migrations, hosts it on `<PREFIX>_RPC_BIND` / `<PREFIX>_EVENTS_BIND`, starts its
+    /// `postgres://` URL; `<PREFIX>_DATABASE_POOL` reader connections: 2 on SQLite, 8 on PostgreSQL) with the service's migrations, hosts it on `<PREFIX>_RPC_BIND` / `<PREFIX>_EVENTS_BIND`, starts its
     /// subscribers and background work, prints the READY line, and runs until a signal; then
     /// stops the host (in-flight requests answered), the subscribers and the background work,
     /// in that order, within a second.
@@ -94,7 +94,9 @@ public enum ServiceRunner {
                     url: runtime.env.string(
                         "\(description.envPrefix)_DATABASE_URL", default: "sqlite:\(description.name).sqlite"),
                     dataDirectory: try runtime.env.dataDirectory())
-                pool = try runtime.env.int("\(description.envPrefix)_DATABASE_POOL", default: 2, range: 1...64)
+                // Reads on PostgreSQL wait on round trips, not on a core: more connections.
+                pool = try runtime.env.int(
+                    "\(description.envPrefix)_DATABASE_POOL", default: location.engine == .sqlite ? 2 : 8, range: 1...64)
             } catch {
                 logger.error("config.invalid", metadata: ["error": "\(error)"])
                 return 2
