@@ -5,12 +5,17 @@
                                     gateway; waits until the three notifications are listed; uploads
                                     a PNG made here and fetches two of its variants; writes the
                                     sessions, the post, the notifications and the media to FILE
-  verify   --url URL --state FILE   after the stack was stopped and started again: the sessions
-                                    still authenticate (AuthService's volume), the post and the
-                                    counts are there (ProfileService's), the same notifications
+  verify   --url URL --state FILE [--after WHAT]
+                                    after the stack was stopped and started again (or WHAT): the
+                                    sessions still authenticate (AuthService's volume), the post and
+                                    the counts are there (ProfileService's), the same notifications
                                     with the same ids (NotificationService's), the media served
                                     the same (its volume), and a new comment
-                                    is streamed and listed (the event path works after the restart)
+                                    is streamed and listed (the event path works after the restart);
+                                    FILE is updated with it, so verify can run again later
+  outage   --url URL --state FILE   while the database is down (PostgreSQL killed): a read and a
+                                    write of each service that stores something answer 503 (with
+                                    Retry-After) within 2 s each
   loadtest --report DIR [--allow-http-errors]
                                     reads a LoadTest report.json: prints delivery (expected, lost,
                                     duplicates) and fails unless nothing was lost or duplicated,
@@ -123,6 +128,42 @@ def seed(args):
         f"a PNG uploaded ({media['width']}x{media['height']}), its variants served")
 
 
+def send(c, method, path, body, token, seconds=60):
+    """A write, sent again while the gateway answers 503 (a service whose database connection
+    was found dead reconnects on a later call), until `seconds` have passed."""
+    end = time.time() + seconds
+    while True:
+        st, h, js, text = c.call(method, path, body, token=token)
+        if st != 503 or time.time() > end:
+            return st, h, js, text
+        time.sleep(0.5)
+
+
+def outage(args):
+    c = client(args.url)
+    s = json.load(open(args.state))
+    (a, b), (A, B), post = s["users"], s["tokens"], s["post"]
+    # Each needs one service's database: AuthService (a login), ProfileService (a comment, a
+    # profile read), NotificationService (the list).
+    calls = [("POST", "/v1/auth/login", {"login": a, "password": "correct-horse-9"}, ""),
+             ("POST", f"/v1/posts/{post}/comments", {"text": "while the database is down"}, B),
+             ("GET", f"/v1/users/{a}/posts", None, B),
+             ("GET", "/v1/notifications?limit=100", None, A)]
+    seen = []
+    for method, path, body, token in calls:
+        t0 = time.time()
+        try:
+            st, h, _, text = c.call(method, path, body, token=token, timeout=10)
+        except OSError as e:
+            raise Fail(f"{method} {path} while the database is down: {e!r} after {time.time() - t0:.1f} s")
+        took = time.time() - t0
+        seen.append(f"{method} {path.split('?')[0]} {st} in {took * 1000:.0f} ms")
+        check(st == 503 and h.get("retry-after"), f"{method} {path} while the database is down: {st} {text[:200]!r} "
+              f"(Retry-After {h.get('retry-after')}), expected 503 with Retry-After")
+        check(took < 2, f"{method} {path} while the database is down took {took:.1f} s (expected an answer within 2 s)")
+    say("while the database is down: " + ", ".join(seen))
+
+
 def open_stream(c, token, seconds=60):
     """GET /v1/notifications/stream, opened again while it answers 502/503/504, until its status
     line is 200 (the gateway has subscribed it then) or `seconds` have passed."""
@@ -155,19 +196,24 @@ def verify(args):
     for path, before in s["media"].items():
         after = list(fetch_media(c, path))
         check(after == before, f"GET {path} after the restart: {after}, was {before}")
-    say(f"after stop/start: both sessions valid, the post and counts {s['counts']} kept, the same {len(items)} notifications (same ids), "
+    after = args.after
+    say(f"after {after}: both sessions valid, the post and counts {s['counts']} kept, the same {len(items)} notifications (same ids), "
         f"the uploaded media served the same")
     stream = open_stream(c, A)
+    n = len(s["notifications"])
     try:
-        st, _, _, text = c.call("POST", f"/v1/posts/{post}/comments", {"text": "after the restart"}, token=B)
-        check(st == 201, f"comment after the restart: {st} {text[:200]!r}")
-        check(stream.wait_for(1, 15), "the new comment was not streamed after the restart")
-        check(stream.events[0]["json"]["text"] == f"{b} commented: after the restart", f"streamed {stream.events[0]}")
+        st, _, _, text = send(c, "POST", f"/v1/posts/{post}/comments", {"text": f"after {after}"}, B)
+        check(st == 201, f"comment after {after}: {st} {text[:200]!r}")
+        check(stream.wait_for(1, 15), f"the new comment was not streamed after {after}")
+        check(stream.events[0]["json"]["text"] == f"{b} commented: after {after}", f"streamed {stream.events[0]}")
     finally:
         stream.close()
-    items = listed_until(c, A, 4)
-    check(len(items) == 4 and brief(items)[1:] == s["notifications"], f"list after a new comment: {brief(items)}")
-    say("after stop/start: a new comment is streamed and listed on top of the kept ones")
+    items = listed_until(c, A, n + 1)
+    check(len(items) == n + 1 and brief(items)[1:] == s["notifications"], f"list after a new comment: {brief(items)}")
+    s["notifications"] = brief(items)
+    with open(args.state, "w") as f:
+        json.dump(s, f)
+    say(f"after {after}: a new comment is streamed and listed on top of the kept ones")
 
 
 def loadtest(args):
@@ -196,14 +242,15 @@ def loadtest(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("step", choices=["seed", "verify", "loadtest"])
+    ap.add_argument("step", choices=["seed", "verify", "outage", "loadtest"])
+    ap.add_argument("--after", default="stop/start")
     ap.add_argument("--url")
     ap.add_argument("--state")
     ap.add_argument("--report")
     ap.add_argument("--allow-http-errors", action="store_true")
     args = ap.parse_args()
     try:
-        {"seed": seed, "verify": verify, "loadtest": loadtest}[args.step](args)
+        {"seed": seed, "verify": verify, "outage": outage, "loadtest": loadtest}[args.step](args)
     except Fail as e:
         print(f"FAIL: {e}", flush=True)
         sys.exit(1)
