@@ -54,15 +54,16 @@ def main():
             if m:
                 results[(label, engine)] = float(m.group(1))
     print()
-    print(f"| {'figure':34} | {'SQLite':>12} | {'PostgreSQL':>12} | PostgreSQL/SQLite |")
-    print(f"|{'-' * 36}|{'-' * 14}|{'-' * 14}|-------------------|")
+    print("PostgreSQL/SQLite: for a rate (/s) above 1 favours PostgreSQL; for a time (s) below 1 does.")
+    print(f"| {'figure':38} | {'SQLite':>12} | {'PostgreSQL':>12} | PostgreSQL/SQLite |")
+    print(f"|{'-' * 40}|{'-' * 14}|{'-' * 14}|-------------------|")
     for label, _, _, unit in FIGURES:
         s, p = results.get((label, "sqlite")), results.get((label, "postgres"))
         if s is None and p is None:
             continue
         fmt = (lambda v: f"{v:,.0f} {unit}") if unit == "/s" else (lambda v: f"{v:.2f} {unit}")
         ratio = f"{p / s:.2f}x" if s and p else "-"
-        print(f"| {label:34} | {fmt(s) if s is not None else '-':>12} | {fmt(p) if p is not None else '-':>12} | {ratio:>17} |")
+        print(f"| {label:38} | {fmt(s) if s is not None else '-':>12} | {fmt(p) if p is not None else '-':>12} | {ratio:>17} |")
 
 
 if __name__ == "__main__":

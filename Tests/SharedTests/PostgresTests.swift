@@ -13,6 +13,15 @@ import Testing
         #expect(count == 3)
         #expect(PostgresConnection.rewrite("SELECT 'it''s ?' , ?").text == "SELECT 'it''s ?' , $1")
     }
+
+    @Test func aURLWithoutAConnectTimeoutGetsOne() {
+        #expect(PostgresConnection.withConnectTimeout("postgres://u@h:1/db") == "postgres://u@h:1/db?connect_timeout=10")
+        #expect(
+            PostgresConnection.withConnectTimeout("postgresql://u@h/db?sslmode=require")
+                == "postgresql://u@h/db?sslmode=require&connect_timeout=10")
+        #expect(PostgresConnection.withConnectTimeout("postgres://u@h/db?connect_timeout=3") == "postgres://u@h/db?connect_timeout=3")
+        #expect(PostgresConnection.withConnectTimeout("host=h dbname=d") == "host=h dbname=d connect_timeout=10")
+    }
 }
 
 /// The PostgreSQL engine against a server the tests start (`TestPostgres`); run in the
@@ -54,6 +63,9 @@ struct PostgresTests {
         #expect(error.serviceError == nil)
         let syntax = try #require(throws: PostgresError.self) { try c.query("SELEC 1") }
         #expect(syntax.kind == .other && syntax.sqlState == "42601")
+        // Text PostgreSQL cannot hold (U+0000; SQLite stores it) is a client's error, 400.
+        let nul = try #require(throws: PostgresError.self) { try c.query("SELECT 1 FROM u WHERE k = ?", ["a\u{0}b"]) }
+        #expect(nul.kind == .invalidText && nul.serviceError?.status == 400 && nul.serviceError?.code == "invalid_field")
         // The connection goes on after an error.
         #expect(try c.scalar("SELECT COUNT(*) FROM u") == 1)
     }

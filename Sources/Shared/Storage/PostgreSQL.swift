@@ -14,6 +14,9 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case deadlock
         /// 57014 `query_canceled`: the statement timeout (a request's deadline) ran out.
         case statementTimeout
+        /// 22021 `character_not_in_repertoire`: a text value PostgreSQL cannot hold, U+0000
+        /// (SQLite stores it; a lookup key with one, such as a login, reaches a store unvalidated).
+        case invalidText
         /// The connection is gone (server restart, network) or could not be made; libpq
         /// reports no SQLSTATE, or class 08 `connection_exception`, or 57P01..57P03 (the
         /// server is shutting down or starting).
@@ -44,6 +47,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         case "40001": return .serializationFailure
         case "40P01": return .deadlock
         case "57014": return .statementTimeout
+        case "22021": return .invalidText
         case "57P01", "57P02", "57P03": return .connectionLost
         case let s? where s.hasPrefix("08"): return .connectionLost
         case nil: return connectionDead ? .connectionLost : .other
@@ -52,21 +56,24 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        "PostgreSQL error \(sqlState ?? "-----"): \(message)" + (detail.map { " (\($0))" } ?? "")
+        (sqlState.map { "PostgreSQL error \($0): " } ?? "PostgreSQL connection error: ") + message
+            + (detail.map { " (\($0))" } ?? "")
             + (sql.map { " [\($0)]" } ?? "")
     }
 }
 
 extension PostgresError: ServiceErrorConvertible {
     /// A lost connection is 503 `service_unavailable` (retry after 1 s); a statement that ran
-    /// past the request's deadline is 504 `deadline_exceeded`; anything else is not a
-    /// client-visible condition (nil: 500).
+    /// past the request's deadline is 504 `deadline_exceeded`; text holding U+0000 is 400
+    /// `invalid_field`; anything else is not a client-visible condition (nil: 500).
     public var serviceError: ServiceError? {
         switch kind {
         case .connectionLost:
             ServiceError(.serviceUnavailable, message: "the database is unavailable", status: 503, retryAfter: 1)
         case .statementTimeout:
             ServiceError(.deadlineExceeded, message: "deadline passed in the database", status: 504)
+        case .invalidText:
+            ServiceError(.invalidField, message: "a text value holds U+0000 (NUL), which is not allowed", status: 400)
         default: nil
         }
     }
@@ -110,11 +117,12 @@ public final class PostgresConnection {
     private var statementTimeoutMs = 0
     private var inTransaction = false
 
-    /// Connects to `url` (a libpq connection URI or key-value string).
+    /// Connects to `url` (a libpq connection URI or key-value string), within its
+    /// `connect_timeout` (10 s unless it names one).
     /// - Throws: `PostgresError` (`connectionLost`) when no connection could be made.
     public init(url: String) throws {
-        self.url = url
-        conn = PQconnectdb(url)
+        self.url = Self.withConnectTimeout(url)
+        conn = PQconnectdb(self.url)
         guard PQstatus(conn) == CONNECTION_OK else {
             let message = conn.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
             PQfinish(conn)
@@ -126,6 +134,17 @@ public final class PostgresConnection {
     }
 
     deinit { PQfinish(conn) }
+
+    /// `url` with `connect_timeout=10` (seconds) unless it names one: libpq's default is to
+    /// wait for ever, so a server that accepts connections and never answers would hang a
+    /// service's start (a trial saw 70 s with no message).
+    static func withConnectTimeout(_ url: String) -> String {
+        guard !url.contains("connect_timeout=") else { return url }
+        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
+            return url + (url.contains("?") ? "&" : "?") + "connect_timeout=10"
+        }
+        return url + " connect_timeout=10"
+    }
 
     private func configureSession() throws {
         insta_pq_silence_notices(conn)
