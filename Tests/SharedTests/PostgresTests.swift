@@ -19,7 +19,8 @@ import Testing
         #expect(
             PostgresConnection.withConnectTimeout("postgresql://u@h/db?sslmode=require")
                 == "postgresql://u@h/db?sslmode=require&connect_timeout=10")
-        #expect(PostgresConnection.withConnectTimeout("postgres://u@h/db?connect_timeout=3") == "postgres://u@h/db?connect_timeout=3")
+        #expect(
+            PostgresConnection.withConnectTimeout("postgres://u@h/db?connect_timeout=3") == "postgres://u@h/db?connect_timeout=3")
         #expect(PostgresConnection.withConnectTimeout("host=h dbname=d") == "host=h dbname=d connect_timeout=10")
     }
 }
