@@ -71,6 +71,19 @@ struct PostgresTests {
         #expect(try c.scalar("SELECT COUNT(*) FROM u") == 1)
     }
 
+    /// Statements with a varying number of parameters do not grow the cache without end.
+    @Test func thePreparedStatementCacheIsBounded() throws {
+        let c = try PostgresConnection(url: try TestPostgres.shared().makeDatabase(), maxStatements: 4)
+        for n in 1...10 {
+            let marks = Array(repeating: "?", count: n).joined(separator: ",")
+            let values = (1...n).map { $0 as any SQLBindable }
+            #expect(
+                try c.scalar("SELECT COUNT(*) FROM (VALUES (1), (2), (3)) AS v(x) WHERE x IN (\(marks))", values)
+                    == Int64(min(n, 3)))
+            #expect(try c.scalar("SELECT COUNT(*) FROM pg_prepared_statements") ?? 99 <= 5)
+        }
+    }
+
     @Test func aRequestsDeadlineBecomesTheStatementTimeout() async throws {
         let database = try Database(
             location: .postgres(url: try TestPostgres.shared().makeDatabase()), producer: nil, migrations: [])

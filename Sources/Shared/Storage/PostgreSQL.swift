@@ -116,11 +116,15 @@ public final class PostgresConnection {
     /// The `statement_timeout` in force on the session, in ms (0: none).
     private var statementTimeoutMs = 0
     private var inTransaction = false
+    private let maxStatements: Int
 
     /// Connects to `url` (a libpq connection URI or key-value string), within its
     /// `connect_timeout` (10 s unless it names one).
     /// - Throws: `PostgresError` (`connectionLost`) when no connection could be made.
-    public init(url: String) throws {
+    /// - Parameter maxStatements: prepared statements kept before all are deallocated (outside
+    ///   a transaction) and prepared again as they are used.
+    public init(url: String, maxStatements: Int = 1_000) throws {
+        self.maxStatements = maxStatements
         self.url = Self.withConnectTimeout(url)
         conn = PQconnectdb(self.url)
         guard PQstatus(conn) == CONNECTION_OK else {
@@ -336,6 +340,13 @@ public final class PostgresConnection {
         if let found = statements[signature] {
             prepared = found
         } else {
+            // A bounded cache: statements built with a varying number of parameters (`IN (?,…)`)
+            // would otherwise grow it, and the server's session with it, without end.
+            if statements.count >= maxStatements && !inTransaction {
+                _ = try run("DEALLOCATE ALL", expectRows: false)
+                statements = [:]
+                rewritten = [:]
+            }
             let rewrite = rewritten[sql] ?? Self.rewrite(sql)
             rewritten[sql] = rewrite
             let types: [UInt32] = (0..<rewrite.count).map { i in
