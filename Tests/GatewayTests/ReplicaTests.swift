@@ -229,7 +229,9 @@ struct ReplicaTests {
         #expect(statuses.allSatisfy { [200, 503, 504].contains($0.status) }, "\(statuses.map(\.status))")
         let refused = statuses.filter { $0.status != 200 }
         if let last = refused.map(\.atMs).max() {
-            print("replica failover: \(refused.count) of \(likes.count) likes refused, the last \(last - killedAt.get()) ms after the kills")
+            print(
+                "replica failover: \(refused.count) of \(likes.count) likes refused, the last \(last - killedAt.get()) ms after the kills"
+            )
         }
         // The others took over: each service has one active replica again.
         for service in Self.services { _ = try await Self.active(cluster, service, context) }

@@ -131,16 +131,18 @@ struct NotificationWriter: Sendable {
         let skip =
             job.skipNotified
             ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
-        let recipients: [(key: Int64, seq: Int64)] = try Self.seqConflictsRetried(c.integerPairs(
-            """
-            INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-            SELECT e.follower, \(Self.head("e.follower", c.engine)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
-                NULL, NULL, ?5
-            FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
-            ORDER BY e.follower
-            RETURNING recipient, seq
-            """, [job.owner, after, last, job.post, job.createdAt]
-        )).map { (key: $0.0, seq: $0.1) }
+        let recipients: [(key: Int64, seq: Int64)] = try Self.seqConflictsRetried(
+            c.integerPairs(
+                """
+                INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                SELECT e.follower, \(Self.head("e.follower", c.engine)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
+                    NULL, NULL, ?5
+                FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
+                ORDER BY e.follower
+                RETURNING recipient, seq
+                """, [job.owner, after, last, job.post, job.createdAt]
+            )
+        ).map { (key: $0.0, seq: $0.1) }
         if !recipients.isEmpty {
             let template = Notifications.Notification(
                 id: "", seq: 0, type: NotificationType.post.kind, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
