@@ -56,6 +56,33 @@ struct GoldenJSONTests {
                 == #"{"mediaId":"\#(id)","ownerId":"u1","postType":"photo","taggedUsernames":[]}"#)
     }
 
+    /// The optional `idempotencyKey` of the keyed writes: absent without a key, so an older peer
+    /// reads the request as before, and a request from an older peer decodes as one without a key.
+    @Test func idempotencyKeysAreOptionalMembers() throws {
+        func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
+        #expect(
+            try json(Profile.UploadMedia.Request(ownerId: "u1", contentType: "image/jpeg", idempotencyKey: "k-1"))
+                == #"{"contentType":"image/jpeg","idempotencyKey":"k-1","ownerId":"u1"}"#)
+        #expect(
+            try json(Profile.AddComment.Request(userId: "u1", postId: "p1", text: "hi"))
+                == #"{"postId":"p1","text":"hi","userId":"u1"}"#)
+        #expect(
+            try json(Profile.AddComment.Request(userId: "u1", postId: "p1", text: "hi", idempotencyKey: "k-1"))
+                == #"{"idempotencyKey":"k-1","postId":"p1","text":"hi","userId":"u1"}"#)
+        #expect(
+            try json(
+                Profile.CreatePost.Request(
+                    ownerId: "u1", postType: "photo", mediaURL: "https://x.example/m.jpg",
+                    thumbnailURL: "https://x.example/t.jpg",
+                    caption: nil, taggedUsernames: [], idempotencyKey: "k-2"))
+                == #"{"idempotencyKey":"k-2","mediaURL":"https://x.example/m.jpg","ownerId":"u1","postType":"photo","taggedUsernames":[],"thumbnailURL":"https://x.example/t.jpg"}"#
+        )
+        let old = try WireJSON.decode(
+            Profile.CreateMediaPost.Request.self,
+            from: Array(#"{"mediaId":"m","ownerId":"u1","postType":"photo","taggedUsernames":[]}"#.utf8))
+        #expect(old.idempotencyKey == nil && old.mediaId == "m")
+    }
+
     @Test func eventEnvelopeAndOutboxAgree() throws {
         let body = Notifications.FollowChanged(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false)
         let typed = EventEnvelope(

@@ -230,6 +230,47 @@ struct HostAndClientTests {
         }
     }
 
+    /// A request that reached its peer and lost it (the peer went away without answering) is
+    /// sent again only when its type is idempotent or the call is marked so.
+    @Test func aCallMarkedIdempotentIsSentAgainAfterItsPeerWentAway() async throws {
+        let context = ZMQContext()
+        for marked in [false, true] {
+            // A bare ROUTER takes the request and closes without answering; a host then takes its port.
+            let router = try ZMQSocket(context, .router)
+            try SocketDefaults.apply(router)
+            let endpoint = try router.bind("tcp://127.0.0.1:*")
+            let client = try RPCClient(
+                service: "test", endpoint: endpoint, context: context, logger: logger, unsentRetryBudgetMs: 20_000)
+            defer { client.shutdown() }
+            async let reply = client.call(
+                NonIdempotentEcho.self, .init(text: "once"), timeoutMs: 20_000, idempotent: marked ? true : nil)
+            let deadline = Timestamp.nowMs() + 20_000
+            var received = false
+            while !received && Timestamp.nowMs() < deadline {
+                received = try router.receive(dontWait: true) != nil
+                if !received { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(received)
+            router.close()
+            // libzmq releases the port on its I/O thread, a moment after the close.
+            var host: ServiceHost?
+            while host == nil {
+                do { host = try makeTestHost(context: context, rpc: endpoint) } catch
+                    where error is ZMQError && Timestamp.nowMs() < deadline
+                {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            defer { host?.stop() }
+            do {
+                let answer = try await reply
+                #expect(marked && answer.text == "once")
+            } catch let e as ServiceError {
+                #expect(!marked && e.code == "service_unavailable" && e.status == 503)
+            }
+        }
+    }
+
     @Test func pingReportsCounters() async throws {
         let context = ZMQContext()
         let host = try makeTestHost(context: context)
@@ -243,6 +284,14 @@ struct HostAndClientTests {
         #expect(ping.service == "test")
         #expect(ping.counters["requests.test.echo"] == 1)
     }
+}
+
+/// `test.echo` as a type that is not idempotent (retried only when a call is marked so).
+enum NonIdempotentEcho: RPC {
+    static let type = "test.echo"
+    static let isIdempotent = false
+    typealias Request = TestRPC.Echo.Request
+    typealias Reply = TestRPC.Echo.Reply
 }
 
 enum WrongShapeEcho: RPC {

@@ -55,7 +55,8 @@ struct VocabularyTests {
             (.cannotFollowSelf, "cannot_follow_self"), (.notClearable, "not_clearable"),
             (.invalidPostType, "invalid_post_type"), (.invalidURL, "invalid_url"),
             (.unsupportedMedia, "unsupported_media"), (.payloadTooLarge, "payload_too_large"),
-            (.imageTooLarge, "image_too_large"),
+            (.imageTooLarge, "image_too_large"), (.idempotencyKeyReused, "idempotency_key_reused"),
+            (.idempotencyKeyInUse, "idempotency_key_in_use"),
         ]
         #expect(pinned.map(\.0) == ServiceErrorCode.known)
         for (code, wire) in pinned {

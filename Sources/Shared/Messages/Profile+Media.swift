@@ -31,19 +31,27 @@ extension Profile {
     }
 
     /// Stores an upload: the raw bytes travel in the binary frame after the envelope (none:
-    /// 400). Errors: 415 `unsupported_media`, 413 `payload_too_large`, 422 `image_too_large`.
+    /// 400). Errors: 415 `unsupported_media`, 413 `payload_too_large`, 422 `image_too_large`;
+    /// with an `idempotencyKey`, 422 `idempotency_key_reused`, 409 `idempotency_key_in_use`.
     public enum UploadMedia: RPC {
         public static let type = "profile.upload_media"
-        /// Not retried after a lost peer: the bytes are large and the client may upload again.
+        /// Not retried after a lost peer (the bytes are large and the client may upload again),
+        /// unless the request carries an `idempotencyKey`: the gateway then marks the call retryable.
         public static let isIdempotent = false
         public struct Request: Codable, Sendable {
             /// The uploader (the gateway's authenticated caller).
             public var ownerId: String
             /// The `Content-Type` the client declared (a named type must match the bytes).
             public var contentType: String?
-            public init(ownerId: String, contentType: String?) {
+            /// The caller's `Idempotency-Key` (`IdempotencyKey`), nil without one, as for
+            /// `CreatePost`; the request it stands for is this one with the bytes. Ignored by
+            /// `SetProfilePhoto` (a PUT: doing it twice leaves the same state). Absent on the wire
+            /// when nil.
+            public var idempotencyKey: String?
+            public init(ownerId: String, contentType: String?, idempotencyKey: String? = nil) {
                 self.ownerId = ownerId
                 self.contentType = contentType
+                self.idempotencyKey = idempotencyKey
             }
         }
         public typealias Reply = Media
@@ -109,7 +117,8 @@ extension Profile {
 
     /// Creates a post from one of the owner's own uploads: `mediaURL` and `thumbnailURL` come from
     /// its variants. Errors: 404 `not_found` when `mediaId` is not an upload of `ownerId`'s, 400 as
-    /// `CreatePost` (and `postType` not matching the media's kind).
+    /// `CreatePost` (and `postType` not matching the media's kind); with an `idempotencyKey`, those
+    /// of `CreatePost`'s key.
     public enum CreateMediaPost: RPC {
         public static let type = "profile.create_media_post"
         public static let isIdempotent = false
@@ -124,12 +133,21 @@ extension Profile {
             public var caption: String?
             /// Users to tag, as typed (at most 20).
             public var taggedUsernames: [String]
-            public init(ownerId: String, postType: String, mediaId: String, caption: String?, taggedUsernames: [String]) {
+            /// The caller's `Idempotency-Key` (`IdempotencyKey`), nil without one: a repeat with
+            /// the same key within 24 h gets the first reply and stores nothing, a different
+            /// request with it is 422 `idempotency_key_reused`, one while the first is being
+            /// processed 409 `idempotency_key_in_use`. Absent on the wire when nil.
+            public var idempotencyKey: String?
+            public init(
+                ownerId: String, postType: String, mediaId: String, caption: String?, taggedUsernames: [String],
+                idempotencyKey: String? = nil
+            ) {
                 self.ownerId = ownerId
                 self.postType = postType
                 self.mediaId = mediaId
                 self.caption = caption
                 self.taggedUsernames = taggedUsernames
+                self.idempotencyKey = idempotencyKey
             }
         }
         public typealias Reply = Post

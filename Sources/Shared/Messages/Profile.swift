@@ -209,7 +209,8 @@ public enum Profile {
     }
 
     /// Creates a post. Errors: 400 with `fields` (`postType`, `mediaURL`, `thumbnailURL`,
-    /// `caption` over 2,200 characters, `taggedUsernames` naming an unknown user).
+    /// `caption` over 2,200 characters, `taggedUsernames` naming an unknown user); with an
+    /// `idempotencyKey`, 422 `idempotency_key_reused` and 409 `idempotency_key_in_use`.
     public enum CreatePost: RPC {
         public static let type = "profile.create_post"
         public static let isIdempotent = false
@@ -220,9 +221,14 @@ public enum Profile {
             public var thumbnailURL: String
             public var caption: String?
             public var taggedUsernames: [String]
+            /// The caller's `Idempotency-Key` (`IdempotencyKey`), nil without one: a repeat with
+            /// the same key within 24 h gets the first reply and stores nothing, a different
+            /// request with it is 422 `idempotency_key_reused`, one while the first is being
+            /// processed 409 `idempotency_key_in_use`. Absent on the wire when nil.
+            public var idempotencyKey: String?
             public init(
                 ownerId: String, postType: String, mediaURL: String, thumbnailURL: String, caption: String?,
-                taggedUsernames: [String]
+                taggedUsernames: [String], idempotencyKey: String? = nil
             ) {
                 self.ownerId = ownerId
                 self.postType = postType
@@ -230,6 +236,7 @@ public enum Profile {
                 self.thumbnailURL = thumbnailURL
                 self.caption = caption
                 self.taggedUsernames = taggedUsernames
+                self.idempotencyKey = idempotencyKey
             }
         }
         public typealias Reply = Post
@@ -340,7 +347,8 @@ public enum Profile {
         public typealias Reply = Page<Comment>
     }
 
-    /// Adds a comment (1–2,200 characters). Errors: 404, 400 with `fields` (`text`).
+    /// Adds a comment (1–2,200 characters). Errors: 404, 400 with `fields` (`text`); with an
+    /// `idempotencyKey`, those of `CreatePost`'s key.
     public enum AddComment: RPC {
         public static let type = "profile.add_comment"
         public static let isIdempotent = false
@@ -348,10 +356,16 @@ public enum Profile {
             public var userId: String
             public var postId: String
             public var text: String
-            public init(userId: String, postId: String, text: String) {
+            /// The caller's `Idempotency-Key` (`IdempotencyKey`), nil without one: a repeat with
+            /// the same key within 24 h gets the first reply and stores nothing, a different
+            /// request with it is 422 `idempotency_key_reused`, one while the first is being
+            /// processed 409 `idempotency_key_in_use`. Absent on the wire when nil.
+            public var idempotencyKey: String?
+            public init(userId: String, postId: String, text: String, idempotencyKey: String? = nil) {
                 self.userId = userId
                 self.postId = postId
                 self.text = text
+                self.idempotencyKey = idempotencyKey
             }
         }
         public typealias Reply = Comment

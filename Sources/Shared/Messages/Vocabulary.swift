@@ -134,6 +134,11 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     case unsupportedMedia
     case payloadTooLarge
     case imageTooLarge
+    /// 422: an `Idempotency-Key` already used by the same user for a different request
+    /// (draft-ietf-httpapi-idempotency-key-header, "Error Scenarios").
+    case idempotencyKeyReused
+    /// 409: an `Idempotency-Key` whose first request is still being processed (same draft).
+    case idempotencyKeyInUse
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -145,7 +150,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .unknownUser, .usernameTaken, .emailTaken, .duplicateUsername, .duplicateEmail, .invalidEmail, .invalidUsername,
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
-        .imageTooLarge,
+        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -211,6 +216,8 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .unsupportedMedia: "unsupported_media"
         case .payloadTooLarge: "payload_too_large"
         case .imageTooLarge: "image_too_large"
+        case .idempotencyKeyReused: "idempotency_key_reused"
+        case .idempotencyKeyInUse: "idempotency_key_in_use"
         case .unknown(let s): s
         }
     }
