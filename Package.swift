@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "Media", dependencies: ["CVips", "CFFmpeg", "CSodium"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
         .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
-        .executableTarget(name: "ProfileService", dependencies: ["Shared", "Media"]),
+        .executableTarget(name: "ProfileService", dependencies: ["Shared", "Media", "CSodium"]),
         .executableTarget(name: "Gateway", dependencies: ["Shared", "CHTTPParser"], plugins: ["EmbedOpenAPI"]),
         .executableTarget(name: "EmbedResource"),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedResource"]),

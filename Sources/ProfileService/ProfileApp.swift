@@ -16,6 +16,7 @@ struct ProfileApp: ServiceApp {
     let engagement: EngagementHandlers
     let settings: SettingsHandlers
     let media: MediaHandlers
+    let idempotencyPurge: IdempotencyPurge
 
     /// - Throws: `ConfigurationError` for a bad `PROFILE_*` value, `ZMQError` when AuthService's
     ///   endpoint is invalid, `MediaError` when the media directory cannot be made or libvips not
@@ -48,11 +49,14 @@ struct ProfileApp: ServiceApp {
         let collector = MediaCollector(
             records: records, files: files, graceMs: configuration.mediaGraceMs, delayMs: configuration.mediaCollectDelayMs,
             intervalMs: configuration.mediaCollectIntervalMs, logger: logger)
+        let idempotency = SQLIdempotencyStore(database: database)
+        let idempotent = IdempotentWrites(store: idempotency, crashAfterWriteFile: configuration.crashAfterKeyedWriteFile)
         self.replica = replica
         profiles = ProfileHandlers(
             users: users, posts: postStore, auth: auth, crashOnCreateFile: configuration.crashOnCreateFile)
-        posts = PostHandlers(users: users, posts: postStore, released: { await collector.released() })
-        engagement = EngagementHandlers(users: users, engagement: engagementStore)
+        posts = PostHandlers(
+            users: users, posts: postStore, idempotent: idempotent, released: { await collector.released() })
+        engagement = EngagementHandlers(users: users, engagement: engagementStore, idempotent: idempotent)
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))
         media = MediaHandlers(
             records: records, users: users, posts: posts, files: files, processor: try MediaProcessor(),
@@ -60,7 +64,10 @@ struct ProfileApp: ServiceApp {
                 label: "profile.media.process", count: configuration.mediaWorkers,
                 queueLimit: configuration.mediaQueueLimit),
             io: MediaWorkers(label: "profile.media.io", count: 8, queueLimit: 10_000), collector: collector,
-            graceMs: configuration.mediaGraceMs, releaseDelayMs: configuration.mediaCollectDelayMs)
+            graceMs: configuration.mediaGraceMs, releaseDelayMs: configuration.mediaCollectDelayMs,
+            idempotent: idempotent)
+        idempotencyPurge = IdempotencyPurge(
+            store: idempotency, intervalMs: configuration.idempotencyPurgeIntervalMs, logger: logger)
     }
 
     func register(on host: ServiceHost) {
@@ -72,7 +79,7 @@ struct ProfileApp: ServiceApp {
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        [("media.collector", media.collector)]
+        [("media.collector", media.collector), ("idempotency.purge", idempotencyPurge)]
     }
 
     func subscribe(_ events: EventSubscriptions) throws {

@@ -29,10 +29,19 @@ struct ProfileConfiguration: Sendable {
     /// `PROFILE_MEDIA_GC_INTERVAL_MS`: how often the collector looks for due media, in ms (default
     /// 60 s; it also runs after each release).
     var mediaCollectIntervalMs = 60_000
+    /// `PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS`: how often `Idempotency-Key` records older than
+    /// 24 h are deleted, in ms (default 10 minutes; also once at start). Expired records are
+    /// ignored before that; the purge only keeps the table small.
+    var idempotencyPurgeIntervalMs = 600_000
     /// `PROFILE_TEST_CRASH_ON_CREATE_FILE` (tests only; default none): when a `profile.create`
     /// arrives and this file exists, the file is removed and the process exits at once (status
     /// 70), as if killed after AuthService made the account and before its profile existed.
     var crashOnCreateFile: String?
+
+    /// `PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE` (tests only; default none): when a write with
+    /// an `Idempotency-Key` has committed and this file exists, the file is removed and the
+    /// process exits at once (status 70), as if killed between the commit and the reply.
+    var crashAfterKeyedWriteFile: String?
 
     /// The defaults.
     init() {}
@@ -51,6 +60,9 @@ struct ProfileConfiguration: Sendable {
             try env.int("PROFILE_MEDIA_GC_DELAY_MS", default: Int(mediaCollectDelayMs), range: 0...Int(Int32.max) * 1000))
         mediaCollectIntervalMs = try env.int(
             "PROFILE_MEDIA_GC_INTERVAL_MS", default: mediaCollectIntervalMs, range: 10...Int(Int32.max))
+        idempotencyPurgeIntervalMs = try env.int(
+            "PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS", default: idempotencyPurgeIntervalMs, range: 1_000...Int(Int32.max))
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
+        crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
     }
 }

@@ -6,6 +6,8 @@ import Shared
 struct EngagementHandlers: Sendable {
     let users: any ProfileStore
     let engagement: any EngagementStore
+    /// Keyed comments (`idempotencyKey`): once per user and key.
+    let idempotent: IdempotentWrites
 
     func register(on host: ServiceHost) {
         host.on(Profile.SetLike.self) { request, _ in
@@ -15,19 +17,29 @@ struct EngagementHandlers: Sendable {
         host.on(Profile.ListLikes.self) { request, _ in
             try await engagement.likes(postId: request.postId, page: request.page)
         }
-        host.on(Profile.AddComment.self) { request, _ in try await addComment(request) }
+        host.on(Profile.AddComment.self) { request, _ in
+            try await idempotent.run(
+                userId: request.userId, key: request.idempotencyKey,
+                fingerprint: { try RequestFingerprint.of(Profile.AddComment.self, request) },
+                write: { claim in try await addComment(request, idempotency: claim) })
+        }
         host.on(Profile.ListComments.self) { request, _ in
             try await engagement.comments(postId: request.postId, page: request.page)
         }
     }
 
-    /// Adds a comment (trimmed). - Throws: 400 `text`, 404 for an unknown post or user.
-    func addComment(_ request: Profile.AddComment.Request) async throws -> Profile.Comment {
+    /// Adds a comment (trimmed); with an `idempotency` claim (`IdempotentWrites`), records it as
+    /// the key's reply. - Throws: 400 `text`, 404 for an unknown post or user, 409
+    /// `idempotency_key_in_use`.
+    func addComment(_ request: Profile.AddComment.Request, idempotency: IdempotencyClaim? = nil) async throws
+        -> Profile.Comment
+    {
         if let e = ProfileRules.commentText(request.text) { throw ServiceError.validation([e]) }
         guard let author = try await users.user(id: request.userId) else { throw ServiceError.notFound("user") }
         return try await engagement.addComment(
             NewComment(
                 id: RandomID.make(), postId: request.postId, authorId: author.id,
-                text: request.text.trimmingCharacters(in: .whitespacesAndNewlines), createdAt: Timestamp.now()))
+                text: request.text.trimmingCharacters(in: .whitespacesAndNewlines), createdAt: Timestamp.now(),
+                idempotency: idempotency))
     }
 }

@@ -16,10 +16,12 @@ struct MediaHandlers: Sendable {
     let collector: MediaCollector
     let graceMs: Int64
     let releaseDelayMs: Int64
+    /// Keyed uploads (`idempotencyKey`): once per user and key.
+    let idempotent: IdempotentWrites
 
     func register(on host: ServiceHost) {
         host.onBinary(Profile.UploadMedia.self) { request, bytes, _ in
-            (try await upload(ownerId: request.ownerId, contentType: request.contentType, bytes: bytes).media, nil)
+            (try await keyedUpload(request, bytes: bytes), nil)
         }
         host.onBinary(Profile.ReadMedia.self) { request, _, _ in try await read(request) }
         host.onBinary(Profile.SetProfilePhoto.self) { request, bytes, _ in
@@ -40,21 +42,56 @@ struct MediaHandlers: Sendable {
             return user.me
         }
         host.on(Profile.CreateMediaPost.self) { request, _ in
-            guard let record = try await records.owned(id: request.mediaId, ownerId: request.ownerId) else {
-                throw ServiceError.notFound("media")
-            }
-            if ["photo", "video"].contains(request.postType), request.postType != record.kind {
-                throw ServiceError.validation([
-                    FieldError(field: "postType", .invalidField, message: "the media is a \(record.kind)")
-                ])
-            }
-            let media = record.media
-            return try await posts.createPost(
-                Profile.CreatePost.Request(
-                    ownerId: request.ownerId, postType: request.postType, mediaURL: media.url,
-                    thumbnailURL: media.thumbnailURL, caption: request.caption, taggedUsernames: request.taggedUsernames),
-                mediaId: record.id)
+            try await idempotent.run(
+                userId: request.ownerId, key: request.idempotencyKey,
+                fingerprint: { try RequestFingerprint.of(Profile.CreateMediaPost.self, request) },
+                write: { claim in try await createMediaPost(request, idempotency: claim) })
         }
+    }
+
+    /// A post from one of the owner's uploads (`profile.create_media_post`).
+    /// - Throws: 404 when `mediaId` is not the owner's upload, 400 for a `postType` that is not
+    ///   the media's kind, and `PostHandlers.createPost`'s errors.
+    func createMediaPost(_ request: Profile.CreateMediaPost.Request, idempotency: IdempotencyClaim?) async throws
+        -> Profile.Post
+    {
+        guard let record = try await records.owned(id: request.mediaId, ownerId: request.ownerId) else {
+            throw ServiceError.notFound("media")
+        }
+        if ["photo", "video"].contains(request.postType), request.postType != record.kind {
+            throw ServiceError.validation([
+                FieldError(field: "postType", .invalidField, message: "the media is a \(record.kind)")
+            ])
+        }
+        let media = record.media
+        return try await posts.createPost(
+            Profile.CreatePost.Request(
+                ownerId: request.ownerId, postType: request.postType, mediaURL: media.url,
+                thumbnailURL: media.thumbnailURL, caption: request.caption, taggedUsernames: request.taggedUsernames),
+            mediaId: record.id, idempotency: idempotency)
+    }
+
+    /// `profile.upload_media`: `upload`, once per user and `idempotencyKey` when there is one.
+    ///
+    /// The upload's own write (its `media` row) commits before its files are written, so its key
+    /// is recorded after the files, in a transaction of its own: a crash in between leaves no
+    /// record, and the retry uploads again, which writes the same row and files (an upload is
+    /// content-addressed) and gives the same `Media`. The fingerprint hashes the bytes on the I/O
+    /// workers, never on the request loop.
+    /// - Throws: `upload`'s errors, and `IdempotentWrites.run`'s.
+    func keyedUpload(_ request: Profile.UploadMedia.Request, bytes: [UInt8]?) async throws -> Profile.Media {
+        let bytes = bytes ?? []
+        return try await idempotent.run(
+            userId: request.ownerId, key: request.idempotencyKey,
+            fingerprint: {
+                let digest = try await io.run { () throws -> String in RequestFingerprint.sha256(bytes) }
+                return try RequestFingerprint.of(Profile.UploadMedia.self, request, bytesDigest: digest)
+            },
+            write: { claim in
+                let media = try await upload(ownerId: request.ownerId, contentType: request.contentType, bytes: bytes).media
+                if let claim { try await idempotent.store.save(claim, reply: try IdempotencyClaim.text(media)) }
+                return media
+            })
     }
 
     /// Sniffs, checks, decodes and re-encodes the upload (off the request loop), records it for

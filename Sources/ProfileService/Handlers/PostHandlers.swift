@@ -5,11 +5,18 @@ import Shared
 struct PostHandlers: Sendable {
     let users: any ProfileStore
     let posts: any PostStore
+    /// Keyed creations (`idempotencyKey`): once per user and key.
+    let idempotent: IdempotentWrites
     /// Told after a post is deleted (its upload may be unused now).
     var released: @Sendable () async -> Void = {}
 
     func register(on host: ServiceHost) {
-        host.on(Profile.CreatePost.self) { request, _ in try await createPost(request) }
+        host.on(Profile.CreatePost.self) { request, _ in
+            try await idempotent.run(
+                userId: request.ownerId, key: request.idempotencyKey,
+                fingerprint: { try RequestFingerprint.of(Profile.CreatePost.self, request) },
+                write: { claim in try await createPost(request, idempotency: claim) })
+        }
         host.on(Profile.GetPost.self) { request, _ in
             guard let post = try await posts.post(id: request.postId, viewerId: request.viewerId) else {
                 throw ServiceError.notFound("post")
@@ -32,11 +39,16 @@ struct PostHandlers: Sendable {
     }
 
     /// Validates every field and stores the post with its tags.
-    /// - Parameter mediaId: the owner's upload the post shows (its URLs are then paths the
-    ///   service made, not checked as URLs), or nil.
+    /// - Parameters:
+    ///   - mediaId: the owner's upload the post shows (its URLs are then paths the service made,
+    ///     not checked as URLs), or nil.
+    ///   - idempotency: the request's key claim (`IdempotentWrites`), recorded with the post.
     /// - Throws: 400 with every field error (`taggedUsernames` `unknown_user` names the unknown
-    ///   ones), 404 for an unknown owner or an upload that is not the owner's.
-    func createPost(_ request: Profile.CreatePost.Request, mediaId: String? = nil) async throws -> Profile.Post {
+    ///   ones), 404 for an unknown owner or an upload that is not the owner's, 409
+    ///   `idempotency_key_in_use`.
+    func createPost(
+        _ request: Profile.CreatePost.Request, mediaId: String? = nil, idempotency: IdempotencyClaim? = nil
+    ) async throws -> Profile.Post {
         var errors: [FieldError] = []
         if let e = ProfileRules.postType(request.postType) { errors.append(e) }
         if mediaId == nil {
@@ -71,6 +83,6 @@ struct PostHandlers: Sendable {
             NewPost(
                 id: RandomID.make(), ownerId: owner.id, postType: request.postType, mediaURL: request.mediaURL,
                 thumbnailURL: request.thumbnailURL, caption: caption, taggedUserIds: names.compactMap { tagged[$0]?.id },
-                createdAt: Timestamp.now(), mediaId: mediaId))
+                createdAt: Timestamp.now(), mediaId: mediaId, idempotency: idempotency))
     }
 }

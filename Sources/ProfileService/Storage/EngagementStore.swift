@@ -8,6 +8,9 @@ struct NewComment: Sendable {
     var text: String
     /// RFC 3339.
     var createdAt: String
+    /// The request's `Idempotency-Key` claim, or nil: the comment is recorded as the key's reply
+    /// in the comment's transaction.
+    var idempotency: IdempotencyClaim? = nil
 }
 
 /// Likes and comments (`likes`, `comments`, and the counters on `posts`): every statement on
@@ -22,7 +25,9 @@ protocol EngagementStore: Sendable {
     /// - Throws: 404 for an unknown post, 400 `invalid_cursor`.
     func likes(postId: String, page: PageRequest) async throws -> Page<PublicUser>
 
-    /// Adds a comment and emits `profile.post.commented`. - Throws: 404 for an unknown post.
+    /// Adds a comment and emits `profile.post.commented` (with an `idempotency` claim, records
+    /// the reply). - Throws: 404 for an unknown post, 409 `idempotency_key_in_use` when another
+    /// request with the claim's key committed first.
     func addComment(_ comment: NewComment) async throws -> Profile.Comment
 
     /// A post's comments, oldest first. - Throws: 404 for an unknown post, 400 `invalid_cursor`.
@@ -92,8 +97,10 @@ struct SQLEngagementStore: EngagementStore {
             let author =
                 try SQLProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
                 ?? PublicUser(id: comment.authorId, username: "", name: "", bio: "", profilePhotoURL: nil)
-            return Profile.Comment(
+            let added = Profile.Comment(
                 id: comment.id, postId: post.id, author: author, text: comment.text, createdAt: comment.createdAt)
+            try comment.idempotency?.save(added, on: tx.connection)
+            return added
         }
     }
 

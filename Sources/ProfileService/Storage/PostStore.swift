@@ -52,14 +52,18 @@ struct NewPost: Sendable {
     var createdAt: String
     /// The owner's upload the post shows (its URLs are in `mediaURL`/`thumbnailURL`), or nil.
     var mediaId: String? = nil
+    /// The request's `Idempotency-Key` claim, or nil: the post as its owner sees it is recorded
+    /// as the key's reply in the post's transaction.
+    var idempotency: IdempotencyClaim? = nil
 }
 
 /// Posts and their tags (`posts`, `post_tags`): every statement on those tables.
 protocol PostStore: Sendable {
     /// Stores a post with its tags and emits `profile.post.created`, in one transaction; a post
-    /// from an upload marks the upload used.
+    /// from an upload marks the upload used; a post with an `idempotency` claim records its reply.
     /// - Returns: the post as its owner sees it.
-    /// - Throws: 404 `not_found` when `mediaId` is not one of the owner's uploads.
+    /// - Throws: 404 `not_found` when `mediaId` is not one of the owner's uploads, 409
+    ///   `idempotency_key_in_use` when another request with the claim's key committed first.
     func create(_ post: NewPost) async throws -> Profile.Post
 
     /// The post as `viewerId` sees it (`likedByMe`), or nil.
@@ -111,7 +115,9 @@ struct SQLPostStore: PostStore {
             guard let record = try PostRecord.byId(post.id, on: tx.connection) else {
                 throw ServiceError.internal("post vanished")
             }
-            return try Self.render([record], viewerId: post.ownerId, on: tx.connection)[0]
+            let created = try Self.render([record], viewerId: post.ownerId, on: tx.connection)[0]
+            try post.idempotency?.save(created, on: tx.connection)
+            return created
         }
     }
 

@@ -15,6 +15,8 @@ import Shared
 ///   `attached` once a post or profile photo used it (fresh unattached uploads are kept for a grace
 ///   period). `posts.media_id` and `profiles.photo_media_id` are the references the collector
 ///   counts; `media_release` holds ids that may have lost their last reference, with when to look.
+/// - `idempotency_keys`: per (user, `Idempotency-Key`), the request's fingerprint and first reply
+///   (`IdempotencyStore`), `created_ms` ordering the purge.
 enum ProfileSchema {
     /// The migrations from before they were named (`user_version` 1).
     static let legacy = [
@@ -191,6 +193,30 @@ enum ProfileSchema {
                     CREATE INDEX media_owner ON media(owner_id, created_ms);
                     CREATE TABLE media_release(id TEXT PRIMARY KEY, due_ms BIGINT NOT NULL);
                     CREATE INDEX media_release_due ON media_release(due_ms);
+                    """),
+            // Idempotency-Key records (IdempotencyStore): the first reply of a user's key, written
+            // in the transaction of the write it answers for; purged after 24 h.
+            Migration(
+                "profile.6-idempotency-keys",
+                sqlite: """
+                    CREATE TABLE idempotency_keys(
+                        user_id TEXT NOT NULL,
+                        idempotency_key TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        reply TEXT NOT NULL,
+                        created_ms INTEGER NOT NULL,
+                        PRIMARY KEY(user_id, idempotency_key));
+                    CREATE INDEX idempotency_keys_created ON idempotency_keys(created_ms);
+                    """,
+                postgres: """
+                    CREATE TABLE idempotency_keys(
+                        user_id TEXT NOT NULL,
+                        idempotency_key TEXT NOT NULL,
+                        fingerprint TEXT NOT NULL,
+                        reply TEXT NOT NULL,
+                        created_ms BIGINT NOT NULL,
+                        PRIMARY KEY(user_id, idempotency_key));
+                    CREATE INDEX idempotency_keys_created ON idempotency_keys(created_ms);
                     """),
         ]
 }
