@@ -12,17 +12,21 @@ struct Backend: Sendable {
     var service: String { client.service }
 
     /// Calls the service.
+    /// - Parameter idempotent: whether the call may be sent again after its peer was lost (nil:
+    ///   `R.isIdempotent`); see `RPCClient.call`.
     /// - Throws: `ServiceError` (the service's own, or 503 `service_unavailable` / 504 `service_timeout`).
-    func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int? = nil) async throws -> R.Reply {
-        try await call(rpc, request, binary: nil, timeoutMs: timeoutMs).reply
+    func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, timeoutMs: Int? = nil, idempotent: Bool? = nil) async throws
+        -> R.Reply
+    {
+        try await call(rpc, request, binary: nil, timeoutMs: timeoutMs, idempotent: idempotent).reply
     }
 
     /// Calls the service with raw bytes in a binary frame after the envelope (nil: none).
     /// - Returns: the reply, and the binary frame after it (nil: none).
-    /// - Throws: as `call(_:_:timeoutMs:)`.
-    func call<R: RPC>(_ rpc: R.Type, _ request: R.Request, binary: [UInt8]?, timeoutMs: Int? = nil) async throws -> (
-        reply: R.Reply, binary: [UInt8]?
-    ) {
+    /// - Throws: as `call(_:_:timeoutMs:idempotent:)`.
+    func call<R: RPC>(
+        _ rpc: R.Type, _ request: R.Request, binary: [UInt8]?, timeoutMs: Int? = nil, idempotent: Bool? = nil
+    ) async throws -> (reply: R.Reply, binary: [UInt8]?) {
         let start = DispatchTime.now().uptimeNanoseconds
         var outcome = "ok"
         defer {
@@ -32,7 +36,8 @@ struct Backend: Sendable {
         }
         do {
             return try await client.call(
-                rpc, request, binary: binary, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id)
+                rpc, request, binary: binary, timeoutMs: timeoutMs ?? self.timeoutMs, trace: RequestTrace.id,
+                idempotent: idempotent)
         } catch let error as ServiceError {
             switch error.errorCode {
             case .serviceUnavailable: outcome = "unavailable"

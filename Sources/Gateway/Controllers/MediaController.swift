@@ -36,11 +36,14 @@ struct MediaController: Controller {
     }
 
     func register(_ routes: inout RouteCollection) {
+        // With an `Idempotency-Key`, ProfileService answers a repeat (the same bytes and type)
+        // with the first upload's `Media`, so the call may be sent again after a lost connection.
         routes.addRaw("POST", "/v1/media", maxBodyBytes: Self.uploadLimit) { request in
+            let key = try request.idempotencyKey()
             let (media, _) = try await profile.call(
                 Profile.UploadMedia.self,
-                .init(ownerId: try request.userId, contentType: request.http.header("content-type")),
-                binary: request.http.body, timeoutMs: Self.uploadTimeoutMs)
+                .init(ownerId: try request.userId, contentType: request.http.header("content-type"), idempotencyKey: key),
+                binary: request.http.body, timeoutMs: Self.uploadTimeoutMs, idempotent: key != nil)
             return try .json(201, media)
         }
         routes.addRaw("PUT", "/v1/me/profile/photo", maxBodyBytes: Self.photoLimit) { request in

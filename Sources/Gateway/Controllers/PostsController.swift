@@ -25,21 +25,15 @@ struct PostsController: Controller {
                 try await profile.call(
                     Profile.ListComments.self, .init(postId: try request.parameters.require("id"), page: try request.page())))
         }
-        routes.add("POST", "/v1/posts/{id}/comments", json: true) { request in
-            let body = try request.body()
-            try body.allowOnly(["text"])
-            return try .json(
-                201,
-                try await profile.call(
-                    Profile.AddComment.self,
-                    .init(userId: try request.userId, postId: try request.parameters.require("id"), text: try body.string("text"))
-                ))
-        }
+        routes.add("POST", "/v1/posts/{id}/comments", json: true) { try await comment($0) }
     }
 
     /// `POST /v1/posts` `{postType, mediaURL, thumbnailURL, caption?, taggedUsernames?}` or
     /// `{postType, mediaId, caption?, taggedUsernames?}` (the caller's own upload, else 404) → 201 `Post`.
+    /// With an `Idempotency-Key` (API.md "Idempotent writes"), ProfileService answers a repeat
+    /// with the first post, so the call may be sent again after a lost connection.
     func create(_ request: Request) async throws -> HTTPResponse {
+        let key = try request.idempotencyKey()
         let body = try request.body()
         if body.has("mediaId") {
             try body.allowOnly(["postType", "mediaId", "caption", "taggedUsernames"])
@@ -48,7 +42,8 @@ struct PostsController: Controller {
                 .init(
                     ownerId: try request.userId, postType: try body.string("postType"), mediaId: try body.string("mediaId"),
                     caption: try body.optionalString("caption"),
-                    taggedUsernames: try body.optionalStrings("taggedUsernames") ?? []))
+                    taggedUsernames: try body.optionalStrings("taggedUsernames") ?? [], idempotencyKey: key),
+                idempotent: key != nil)
             return try .json(201, post)
         }
         try body.allowOnly(["postType", "mediaURL", "thumbnailURL", "caption", "taggedUsernames"])
@@ -57,8 +52,24 @@ struct PostsController: Controller {
             .init(
                 ownerId: try request.userId, postType: try body.string("postType"), mediaURL: try body.string("mediaURL"),
                 thumbnailURL: try body.string("thumbnailURL"), caption: try body.optionalString("caption"),
-                taggedUsernames: try body.optionalStrings("taggedUsernames") ?? []))
+                taggedUsernames: try body.optionalStrings("taggedUsernames") ?? [], idempotencyKey: key),
+            idempotent: key != nil)
         return try .json(201, post)
+    }
+
+    /// `POST /v1/posts/{id}/comments` `{text}` → 201 `Comment`; an `Idempotency-Key` as for `create`.
+    func comment(_ request: Request) async throws -> HTTPResponse {
+        let key = try request.idempotencyKey()
+        let body = try request.body()
+        try body.allowOnly(["text"])
+        return try .json(
+            201,
+            try await profile.call(
+                Profile.AddComment.self,
+                .init(
+                    userId: try request.userId, postId: try request.parameters.require("id"), text: try body.string("text"),
+                    idempotencyKey: key),
+                idempotent: key != nil))
     }
 
     /// `PUT|DELETE /v1/posts/{id}/like` → `{liked, likeCount}`.
