@@ -103,6 +103,7 @@ struct IdempotencyEndToEndTests {
         let cases: [(String, String)] = [
             ("", "empty"), ("\"\"", "empty"), (String(repeating: "k", count: 256), "too_long"),
             ("caf\u{E9}", "invalid_field"), ("\"unterminated", "invalid_field"), ("\"bad\\escape\"", "invalid_field"),
+            ("tab\t", "invalid_field"), (String(repeating: "k", count: 255) + " ", "too_long"),
         ]
         for (key, code) in cases {
             let r = try Self.post(http, token, key: key, body: body)
@@ -112,13 +113,23 @@ struct IdempotencyEndToEndTests {
                 errors.first?["field"] as? String == "Idempotency-Key" && errors.first?["code"] as? String == code,
                 "\(key): \(r.text)")
         }
+        let twice = try http.request(
+            "POST", "/v1/posts", token: token, raw: Array(body.utf8),
+            headers: ["Content-Type": "application/json", "Idempotency-Key": "a", "idempotency-key": "b"])
+        Self.expectProblem(twice, 400, "duplicate_header")
+        #expect((twice.object["errors"] as? [[String: Any]])?.first?["field"] as? String == "Idempotency-Key")
         let upload = try http.request(
             "POST", "/v1/media", token: token, raw: [0xFF, 0xD8, 0xFF],
             headers: ["Content-Type": "image/jpeg", "Idempotency-Key": ""])
         Self.expectProblem(upload, 400, "invalid_field")
         #expect(try Self.grid(http, token, name).isEmpty)
-        // The longest key is fine.
-        #expect(try Self.post(http, token, key: String(repeating: "k", count: 255), body: body).status == 201)
+        // The longest key is fine; spaces around a key are not part of it (RFC 9110 §5.5).
+        let longest = try Self.post(http, token, key: String(repeating: "k", count: 255), body: body)
+        #expect(longest.status == 201)
+        let spaced = try Self.post(http, token, key: " " + String(repeating: "k", count: 253) + " ", body: body)
+        #expect(spaced.status == 201)
+        #expect(try Self.post(http, token, key: String(repeating: "k", count: 253), body: body).body == spaced.body)
+        #expect(try Self.grid(http, token, name).count == 2)
     }
 
     @Test func anUploadWithAKeyIsStoredOnce() async throws {

@@ -8,19 +8,25 @@ extension Request {
     /// `\\` escapes); the bare value most clients send (Stripe's style) is accepted too, so
     /// `"abc"` and `abc` are the same key. The field value, quotes included, is at most 255
     /// characters and the key 1–255 printable ASCII characters (`IdempotencyKey.problem`).
-    /// - Throws: `Problem` 400 `invalid_field` whose `errors` names `Idempotency-Key`: an empty,
-    ///   too long or non-printable key, a malformed quoted string, or the header sent twice.
+    /// - Throws: `Problem` 400 whose `errors` names `Idempotency-Key`: `invalid_field` for an
+    ///   empty, too long or non-printable key or a malformed quoted string, `duplicate_header`
+    ///   for the header sent twice.
     func idempotencyKey() throws -> String? {
         let values = http.headers.values("idempotency-key")
         guard let raw = values.first else { return nil }
         let name = IdempotencyKey.headerName
         guard values.count == 1 else {
-            throw Problem.invalidField(name, "must be sent once")
+            // Not a list: which key would count is ambiguous (as for Authorization).
+            throw Problem(
+                status: 400, code: "duplicate_header", detail: "\(name) appears more than once",
+                errors: [FieldError(field: name, code: "duplicate_header", message: "may appear only once")])
         }
-        let value = raw.trimmingCharacters(in: [" ", "\t"])
-        if value.utf8.count > IdempotencyKey.maxLength {  // quotes included, as the OpenAPI schema counts
+        // As sent (spaces and quotes included, as the OpenAPI schema counts), then without the
+        // spaces around it (RFC 9110 §5.5); a tab stays and is refused as not printable.
+        if raw.utf8.count > IdempotencyKey.maxLength {
             throw Problem.invalidField(name, "must be at most \(IdempotencyKey.maxLength) characters", code: "too_long")
         }
+        let value = raw.trimmingCharacters(in: [" "])
         let key: String
         if value.hasPrefix("\"") {
             guard let unquoted = Self.structuredFieldString(value) else {
