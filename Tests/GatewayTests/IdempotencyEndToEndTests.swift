@@ -180,4 +180,32 @@ struct IdempotencyEndToEndTests {
         #expect(try Self.grid(http, token, name) == [retry.object["id"] as? String ?? "?"])
         #expect(try Self.post(http, token, key: "crash-1", body: body).body == retry.body)
     }
+
+    /// Two ProfileService replicas (PostgreSQL): the one that takes a keyed post is killed after
+    /// its commit and before its reply. The gateway sends the call again (marked idempotent) to
+    /// the other replica, which answers from the record: the client gets 201 and one post.
+    @Test(.enabled(if: TestStorage.engine == .postgres, "replicas need PostgreSQL"))
+    func aReplicaKilledBetweenCommitAndReplyIsCoveredByTheOther() async throws {
+        let directory = makeTemporaryDirectory("idempotency-replicas")
+        let flag = "\(directory)/crash-after-keyed-write"
+        let cluster = Cluster(
+            dataDirectory: directory, extraEnvironment: ["PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE": flag])
+        defer { cluster.stopAll() }
+        for service in ["auth", "profile", "notification"] {
+            try await cluster.start(service)
+            try await cluster.start("\(service).2")
+        }
+        try await cluster.start("gateway")
+        let http = HTTPClient(port: cluster.gatewayPort)
+        let name = "r\(RandomID.make().prefix(6))"
+        let (token, _) = try EndToEndTests.register(http, name)
+        let body = #"{"postType":"photo","mediaURL":"\#(Self.image)","thumbnailURL":"\#(Self.image)","caption":"kept"}"#
+        #expect(FileManager.default.createFile(atPath: flag, contents: Data()))
+        let created = try Self.post(http, token, key: "replica-1", body: body)
+        #expect(created.status == 201 && created.object["caption"] as? String == "kept", "\(created.status) \(created.text)")
+        let running = ["profile", "profile.2"].filter { cluster.processes[$0]?.isRunning == true }
+        #expect(running.count == 1, "running: \(running)")
+        #expect(try Self.grid(http, token, name) == [created.object["id"] as? String ?? "?"])
+        #expect(try Self.post(http, token, key: "replica-1", body: body).body == created.body)
+    }
 }
