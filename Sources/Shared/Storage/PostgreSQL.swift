@@ -135,7 +135,7 @@ public final class PostgresConnection {
             conn = nil
             throw PostgresError(sqlState: nil, message: trimmed(message), connectionDead: true)
         }
-        Self.connected(url)
+        Self.connected(self.url)  // the key reconnects use too (with connect_timeout)
         try configureSession()
     }
 
