@@ -97,48 +97,48 @@ struct PostgresTests {
         #expect(try await database.read { try $0.scalar("SELECT current_setting('statement_timeout') = '0'::text") } == 1)
     }
 
-    /// Two writers on one database, as two replicas of a service would be. B begins first and
-    /// holds; A emits and holds; B is released first and emits, and so waits for A's lock on
-    /// `outbox_head`; then A is released. The events commit in sequence order, with no gap,
-    /// and a reader never sees seq 2 without seq 1.
-    @Test func outboxSequenceNumbersBecomeVisibleInCommitOrderWithoutGaps() async throws {
+    /// Two writers on one database, as two replicas of a service would be, in the order that
+    /// deadlocked when an event took its seq where it was emitted: B emits, then waits for a row
+    /// A holds; A (holding the row) emits after that. Seqs are taken just before each commit,
+    /// so A takes the head, commits and releases the row; B then takes the next seq. Nothing is
+    /// visible before its commit, and the events are numbered in commit order, without a gap.
+    @Test func outboxSequenceNumbersAreTakenAtCommitInCommitOrderWithoutDeadlock() async throws {
         let url = try TestPostgres.shared().makeDatabase()
-        let a = try Database(location: .postgres(url: url), producer: "test", migrations: [])
-        let b = try Database(location: .postgres(url: url), producer: "test", migrations: [])
+        let migration = [Migration("t", "CREATE TABLE t(id BIGINT PRIMARY KEY, v BIGINT); INSERT INTO t VALUES (1, 0)")]
+        let a = try Database(location: .postgres(url: url), producer: "test", migrations: migration)
+        let b = try Database(location: .postgres(url: url), producer: "test", migrations: migration)
         let observer = try PostgresConnection(url: url)
-        let holdA = DispatchSemaphore(value: 0)
-        let holdB = DispatchSemaphore(value: 0)
-        let aEmitted = DispatchSemaphore(value: 0)
-        let bBegan = DispatchSemaphore(value: 0)
+        let aHoldsRow = DispatchSemaphore(value: 0)
+        let bEmitted = DispatchSemaphore(value: 0)
+        let releaseA = DispatchSemaphore(value: 0)
 
-        async let bSeq = b.write { tx -> Int64 in
-            _ = try tx.query("SELECT 1")
-            bBegan.signal()
-            holdB.wait()
-            return try tx.emit(TestRPC.Happened(n: 2))
+        async let aDone: Void = a.write { tx in
+            try tx.query("UPDATE t SET v = v + 1 WHERE id = 1")
+            aHoldsRow.signal()
+            releaseA.wait()
+            try tx.emit(TestRPC.Happened(n: 1))
         }
-        await Task.detached { bBegan.wait() }.value
-        async let aSeq = a.write { tx -> Int64 in
-            let seq = try tx.emit(TestRPC.Happened(n: 1))
-            aEmitted.signal()
-            holdA.wait()
-            return seq
+        await Task.detached { aHoldsRow.wait() }.value
+        async let bDone: Void = b.write { tx in
+            try tx.emit(TestRPC.Happened(n: 2))
+            bEmitted.signal()
+            try tx.query("UPDATE t SET v = v + 1 WHERE id = 1")  // waits for A's row lock
         }
-        await Task.detached { aEmitted.wait() }.value
-        holdB.signal()
-        // B now waits for A's row lock (seen by the server, not guessed from time).
+        await Task.detached { bEmitted.wait() }.value
+        // B waits for A's row (seen by the server, not guessed from time).
         while try observer.scalar(
             "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") != 1
         {
             try await Task.sleep(for: .milliseconds(10))
         }
-        // Nothing is visible while both are open.
         #expect(try observer.scalar("SELECT COUNT(*) FROM outbox") == 0)
-        holdA.signal()
-        let (first, second) = try await (aSeq, bSeq)
-        #expect(first == 1 && second == 2)
+        releaseA.signal()
+        _ = try await (aDone, bDone)
         let outbox = try await a.outbox(after: 0, limit: 10)
         #expect(outbox.events.map(\.seq) == [1, 2] && outbox.head == 2)
+        // A committed first, so its event is 1.
+        #expect(outbox.events.map { String(decoding: $0.envelope, as: UTF8.self).contains(#""n":1"#) } == [true, false])
+        #expect(try observer.scalar("SELECT v FROM t WHERE id = 1") == 2)
     }
 
     /// The server restarts under a database: a call while it is down fails at once with a

@@ -47,6 +47,7 @@ public final class FakeProducer: Sendable {
     @discardableResult
     public func emit<E: Event>(_ event: E) async throws -> Int64 {
         try await database.write { tx in try tx.emit(event) }
+        return try await database.outbox(after: .max - 1, limit: 0).head  // this fake's only writer
     }
 
     /// Stops the host (sockets close within a second).

@@ -7,7 +7,8 @@ public enum Outbox {
     /// named migrations created them without a record.
     ///
     /// On PostgreSQL a sequence number is taken from the one row of `outbox_head` under its
-    /// row lock, in the writing transaction (see `insertSQL`), not from a `bigserial`: a
+    /// row lock, in the writing transaction just before its commit (see `appendSQL` and
+    /// `Database.appendToOutbox`), not from a `bigserial`: a
     /// transaction that drew 1000 from a sequence can commit after one that drew 1001, and a
     /// reader already past 1001 would never see 1000. Under the lock the next writer waits until
     /// the holder commits or rolls back, so sequence numbers become visible in order, without gaps.
@@ -28,15 +29,18 @@ public enum Outbox {
     ]
 
     /// The statement that appends one event (parameters: type, time, body) and returns its seq.
-    static func insertSQL(_ engine: StorageEngine) -> String {
-        switch engine {
-        case .sqlite: "INSERT INTO outbox(type, time, body) VALUES (?, ?, ?) RETURNING seq"
-        case .postgres:
+    /// PostgreSQL: appends `count` events (parameters: type, time, body for each, in order),
+    /// numbered after the head in that order, taking the `outbox_head` row lock; returns their
+    /// seqs.
+    static func appendSQL(count: Int) -> String {
+        let values = (1...count).map { "(\($0), ?, ?, ?)" }.joined(separator: ", ")
+        return """
+            WITH head AS (UPDATE outbox_head SET seq = seq + \(count) WHERE id = 1 RETURNING seq)
+            INSERT INTO outbox(seq, type, time, body)
+            SELECT head.seq - \(count) + v.ord, v.type, v.time, v.body
+            FROM head, (VALUES \(values)) AS v(ord, type, time, body) ORDER BY v.ord
+            RETURNING seq
             """
-            WITH head AS (UPDATE outbox_head SET seq = seq + 1 WHERE id = 1 RETURNING seq)
-            INSERT INTO outbox(seq, type, time, body) SELECT head.seq, ?, ?, ? FROM head RETURNING seq
-            """
-        }
     }
 
     /// Builds the envelope JSON (sorted keys, as `WireJSON` would) around an already-encoded body.
