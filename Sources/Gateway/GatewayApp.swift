@@ -88,7 +88,9 @@ enum GatewayApp {
             gauges.withLock { $0 = (hub, server, live) }
             let delivery = live.connect(
                 context: runtime.context,
-                endpoints: [ServiceDescription.notification.endpoints(runtime.env).delivery ?? "tcp://127.0.0.1:5557"],
+                // Every NotificationService replica's delivery socket: each publishes what it wrote.
+                endpoints: RPCClient.split(
+                    ServiceDescription.notification.endpoints(runtime.env).delivery ?? "tcp://127.0.0.1:5557"),
                 security: runtime.security)
             let authEvents = LiveEventSubscriber(
                 producer: .auth, endpoint: ServiceDescription.auth.endpoints(runtime.env).events, context: runtime.context,

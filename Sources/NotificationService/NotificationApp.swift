@@ -74,9 +74,12 @@ struct NotificationApp: ServiceApp {
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        var services: [(name: String, service: any Service)] = [("jobs", jobs), ("merge", merger), ("retention", pruner)]
-        if let delivery { services.insert(("delivery", delivery), at: 0) }
-        return services
+        [("jobs", jobs), ("merge", merger), ("retention", pruner)]
+    }
+
+    /// Every replica publishes what it writes on its own delivery socket.
+    func replicaServices() -> [(name: String, service: any Service)] {
+        delivery.map { [("delivery", $0)] } ?? []
     }
 
     func readyFields() -> [String: String] {

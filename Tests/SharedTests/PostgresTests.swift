@@ -149,7 +149,7 @@ struct PostgresTests {
         let database = try Database(
             location: .postgres(url: try server.makeDatabase()), producer: "test",
             migrations: [Migration("t", "CREATE TABLE t(v BIGINT)")], readers: 2)
-        try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (1)") }
+        _ = try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (1)") }
         try server.control(["-m", "immediate", "stop"])
         let down = await #expect(throws: PostgresError.self) {
             try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (2)") }
@@ -162,7 +162,7 @@ struct PostgresTests {
         var written = false
         for _ in 0..<200 where !written {
             do {
-                try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (3)") }
+                _ = try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (3)") }
                 written = true
             } catch let error as PostgresError where error.kind == .connectionLost {
                 try await Task.sleep(for: .milliseconds(50))

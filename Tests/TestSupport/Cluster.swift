@@ -33,23 +33,30 @@ public final class Cluster: @unchecked Sendable {
         var env = extraEnvironment
         env["DATA_DIR"] = dataDirectory
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
-        for (other, fields) in endpoints {
-            guard let prefix = Self.prefixes[other] else { continue }
-            env["\(prefix)_RPC_ENDPOINT"] = fields["rpc"]
-            env["\(prefix)_EVENTS_ENDPOINT"] = fields["events"]
-            if let delivery = fields["delivery"] { env["\(prefix)_DELIVERY_ENDPOINT"] = delivery }
+        // Every replica of each other service, in a comma-separated list per endpoint.
+        for (other, replicas) in Dictionary(grouping: endpoints, by: { Self.base($0.key) }) {
+            guard let prefix = Self.prefixes[other], other != Self.base(service) else { continue }
+            let ordered = replicas.sorted { $0.key < $1.key }.map(\.value)
+            func list(_ field: String) -> String? {
+                let values = ordered.compactMap { $0[field] }
+                return values.isEmpty ? nil : values.joined(separator: ",")
+            }
+            env["\(prefix)_RPC_ENDPOINT"] = list("rpc")
+            env["\(prefix)_EVENTS_ENDPOINT"] = list("events")
+            if let delivery = list("delivery") { env["\(prefix)_DELIVERY_ENDPOINT"] = delivery }
         }
-        if let prefix = Self.prefixes[service] {
+        if let prefix = Self.prefixes[Self.base(service)] {
             env["\(prefix)_RPC_BIND"] = endpoints[service]?["rpc"] ?? "tcp://127.0.0.1:*"
             env["\(prefix)_EVENTS_BIND"] = endpoints[service]?["events"] ?? "tcp://127.0.0.1:*"
             env["\(prefix)_DELIVERY_BIND"] = endpoints[service]?["delivery"] ?? "tcp://127.0.0.1:*"
             if env["\(prefix)_DATABASE_URL"] == nil {
-                env["\(prefix)_DATABASE_URL"] = try TestStorage.url(dataDirectory, service)
+                // Replicas share their service's database.
+                env["\(prefix)_DATABASE_URL"] = try TestStorage.url(dataDirectory, Self.base(service))
             }
         }
-        if service == "gateway" {
+        if Self.base(service) == "gateway" {
             env["GATEWAY_HOST"] = "127.0.0.1"
-            env["GATEWAY_PORT"] = endpoints["gateway"]?["port"] ?? "0"
+            env["GATEWAY_PORT"] = endpoints[service]?["port"] ?? "0"
             // Tests check behaviour, not speed: generous deadlines on a shared, loaded machine.
             env["GATEWAY_RPC_TIMEOUT_MS"] = env["GATEWAY_RPC_TIMEOUT_MS"] ?? "20000"
             env["GATEWAY_PASSWORD_RPC_TIMEOUT_MS"] = env["GATEWAY_PASSWORD_RPC_TIMEOUT_MS"] ?? "60000"
@@ -57,11 +64,17 @@ public final class Cluster: @unchecked Sendable {
         return env
     }
 
+    /// The service a process name stands for: `profile` for `profile` and its replica
+    /// `profile.2` (a second process of ProfileService on the same database, PostgreSQL only).
+    public static func base(_ name: String) -> String {
+        String(name.split(separator: ".", maxSplits: 1).first ?? Substring(name))
+    }
+
     /// Starts (or restarts, on the same ports) one service and waits until it is ready.
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
         let process = ServiceProcess(
-            Self.executables[service]!, environment: try environment(for: service), logDirectory: dataDirectory,
+            Self.executables[Self.base(service)]!, environment: try environment(for: service), logDirectory: dataDirectory,
             launcher: launchers[service] ?? [])
         let fields = try await process.start()
         processes[service] = process
@@ -100,7 +113,12 @@ public final class Cluster: @unchecked Sendable {
 
     /// Stops everything.
     public func stopAll() {
-        for s in ["gateway", "notification", "profile", "auth"] { processes[s]?.stop() }
+        let order = ["gateway", "notification", "profile", "auth"]
+        for name in processes.keys.sorted(by: {
+            (order.firstIndex(of: Self.base($0)) ?? 0, $0) < (order.firstIndex(of: Self.base($1)) ?? 0, $1)
+        }) {
+            processes[name]?.stop()
+        }
     }
 
     deinit { stopAll() }

@@ -174,6 +174,18 @@ public final class TestPostgres: Sendable {
         return url(database: name)
     }
 
+    /// Ends every session connected to the database `url` names (`pg_terminate_backend`), as a
+    /// failover or an administrator would.
+    /// - Throws: `PostgresError`.
+    public func terminateSessions(of url: String) throws {
+        guard let name = url.split(separator: "/").last.map({ String($0.split(separator: "?")[0]) }) else { return }
+        try admin.withLock {
+            _ = try $0.connection.query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()",
+                [name])
+        }
+    }
+
     /// The URL of database `name` on this server.
     public func url(database name: String) -> String { Self.url(directory, port, name) }
 

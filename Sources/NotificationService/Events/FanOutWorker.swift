@@ -39,7 +39,7 @@ final class FanOutWorker: Service {
     /// Rows per transaction.
     let batch: Int
     let logger: Logger
-    private let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    private let doorbell = Doorbell()
     /// Fan-outs under way in this process: when each started (Unix ms) and the followers
     /// reached so far, for the `fanout.done` log line.
     private let progress = Locked<[Int64: (startedMs: Int64, reached: Int)]>([:])
@@ -95,33 +95,27 @@ final class FanOutWorker: Service {
     }
 
     private func wakeOnCommit(_ tx: Transaction) {
-        let ring = self.ring
-        tx.onCommit { ring.yield() }
+        let doorbell = self.doorbell
+        tx.onCommit { doorbell.ring() }
     }
 
     /// Runs jobs until none is left, then waits for the next (or a 5 s tick); until cancelled.
     func run() async {
-        ring.yield()  // jobs left by a previous run
-        var iterator = doorbell.makeAsyncIterator()
-        let ring = self.ring
-        let tick = Task {
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(5))
-                ring.yield()
-            }
-        }
-        defer { tick.cancel() }
-        while !Task.isCancelled, await iterator.next() != nil {
+        // Jobs left by a previous run (or by the replica that was active before), then
+        // whenever a commit starts one, and every 5 s.
+        var retryMs = 0  // after a failure: 100 ms, doubling to 5 s
+        while !Task.isCancelled {
             do {
                 while !Task.isCancelled, try await step() {}
+                retryMs = 0
             } catch {
                 logger.error("jobs.failed", metadata: ["error": "\(error)"])
+                retryMs = min(max(retryMs * 2, 100), 5_000)
             }
+            await doorbell.wait(timeoutMs: retryMs > 0 ? retryMs : 5_000)
         }
     }
 
-    /// Writes one batch of the oldest fan-out, or else of the oldest purge.
-    /// - Returns: whether there was a job.
     func step() async throws -> Bool {
         let batch = self.batch
         let logger = self.logger
@@ -135,7 +129,7 @@ final class FanOutWorker: Service {
                 SELECT j.post, j.owner, j.created_at, j.after_follower, j.skip_notified, p.id AS post_id,
                     p.thumbnail_url, i.id AS owner_id
                 FROM fanout_jobs j JOIN posts p ON p.key = j.post JOIN identities i ON i.key = j.owner
-                ORDER BY j.\(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1
+                ORDER BY j.\(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1\(c.sql(sqlite: "", postgres: " FOR UPDATE OF j SKIP LOCKED"))
                 """)
             {
                 let job = FanOutJob(
@@ -165,7 +159,8 @@ final class FanOutWorker: Service {
                 return true
             }
             if let post = try c.scalar(
-                "SELECT post FROM purge_jobs ORDER BY \(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1")
+                "SELECT post FROM purge_jobs ORDER BY \(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1"
+                    + c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED"))
             {
                 if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) < batch {
                     try tx.query("DELETE FROM purge_jobs WHERE post = ?", [post])

@@ -41,6 +41,23 @@ struct NotificationWriter: Sendable {
             """
     }
 
+    /// Runs an insert that takes recipients' next seqs, turning a clash on a seq into
+    /// `WriteConflict`, which the database answers by running the write again.
+    ///
+    /// One writer per database never clashes. Replicas do: two transactions read the same head
+    /// and take the same next seq; the second's insert waits for the first to commit and then
+    /// fails on the primary key (recipient, seq). Run again, its statements see the first's row
+    /// and take the seq after it, so each recipient's seq stays strictly increasing, without a
+    /// gap or a repeat, whichever replica writes.
+    /// - Throws: `WriteConflict`, or the engine's error.
+    static func seqConflictsRetried<T>(_ insert: @autoclosure () throws -> T) throws -> T {
+        do { return try insert() } catch let error as PostgresError
+            where error.kind == .uniqueViolation && error.message.contains("recent_notifications_pkey")
+        {
+            throw WriteConflict(reason: "another replica took the same notification seq")
+        }
+    }
+
     /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
     /// already notified (same recipient, actor, type and object: the post of a like or tag, the
     /// comment of a comment, none for a follow), in `tx`; delivered after the commit.
@@ -68,12 +85,13 @@ struct NotificationWriter: Sendable {
             return nil
         }
         guard
-            let row = try tx.connection.queryOne(
-                """
-                INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-                VALUES (?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, ?4, ?5, ?6, ?7)
-                ON CONFLICT DO NOTHING RETURNING seq
-                """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt])
+            let row = try Self.seqConflictsRetried(
+                tx.connection.queryOne(
+                    """
+                    INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                    VALUES (?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, ?4, ?5, ?6, ?7)
+                    ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
+                    """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt]))
         else { return nil }
         let seq = try row.int64("seq")
         let followState: FollowState? =
@@ -113,15 +131,17 @@ struct NotificationWriter: Sendable {
         let skip =
             job.skipNotified
             ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
-        let recipients: [(key: Int64, seq: Int64)] = try c.integerPairs(
-            """
-            INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-            SELECT e.follower, \(Self.head("e.follower", c.engine)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
-                NULL, NULL, ?5
-            FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
-            ORDER BY e.follower
-            RETURNING recipient, seq
-            """, [job.owner, after, last, job.post, job.createdAt]
+        let recipients: [(key: Int64, seq: Int64)] = try Self.seqConflictsRetried(
+            c.integerPairs(
+                """
+                INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
+                SELECT e.follower, \(Self.head("e.follower", c.engine)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
+                    NULL, NULL, ?5
+                FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
+                ORDER BY e.follower
+                RETURNING recipient, seq
+                """, [job.owner, after, last, job.post, job.createdAt]
+            )
         ).map { (key: $0.0, seq: $0.1) }
         if !recipients.isEmpty {
             let template = Notifications.Notification(

@@ -146,8 +146,13 @@ struct SQLMediaRecordStore: MediaRecordStore {
     {
         try await database.write { tx in
             let c = tx.connection
-            let due = try c.query("SELECT id FROM media_release WHERE due_ms <= ? ORDER BY due_ms LIMIT ?", [nowMs, limit])
-                .map { try $0.string("id") }
+            // Claimed: a replica collecting at the same time (after a release it served) skips
+            // the rows this one holds rather than removing the same files.
+            let due = try c.query(
+                "SELECT id FROM media_release WHERE due_ms <= ? ORDER BY due_ms LIMIT ?"
+                    + c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED"), [nowMs, limit]
+            )
+            .map { try $0.string("id") }
             var removed: [String] = []
             for id in due {
                 try c.query("DELETE FROM media_release WHERE id = ?", [id])

@@ -36,6 +36,8 @@ final class EventFeed: Sendable {
     private let security: TransportSecurity
     /// The sequence number already applied (read once at start; 0 = from the beginning).
     private let startAfter: @Sendable () async throws -> Int64
+    /// The cursor as stored, read again before each catch-up (nil: none is stored).
+    private let storedCursor: (@Sendable () async throws -> Int64)?
     /// Applies a run of consecutive events, oldest first, and returns how many of them, from
     /// the front, are applied; the rest are fetched again by a replay on the next tick.
     private let apply: @Sendable ([RawEvent]) async -> Int
@@ -56,8 +58,9 @@ final class EventFeed: Sendable {
     init(
         producer: ServiceDescription, endpoint: String, context: ZMQContext, replay: RPCClient, logger: Logger,
         security: TransportSecurity, startAfter: @escaping @Sendable () async throws -> Int64,
-        apply: @escaping @Sendable ([RawEvent]) async -> Int
+        storedCursor: (@Sendable () async throws -> Int64)? = nil, apply: @escaping @Sendable ([RawEvent]) async -> Int
     ) {
+        self.storedCursor = storedCursor
         self.producer = producer
         self.endpoint = endpoint
         self.context = context
@@ -95,17 +98,20 @@ final class EventFeed: Sendable {
         try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
         try security.configureClient(sub, producer.name)
         try sub.subscribe("")
-        // Connects to the address of the endpoint's host, looked up off libzmq's I/O thread.
+        // Connects to the address of each endpoint's host, looked up off libzmq's I/O thread:
+        // one endpoint per replica of the producer (only the elected one publishes).
         let wakeup = Wakeup()
-        let connector = try PeerConnector(
-            socket: sub, endpoint: endpoint, wakeup: wakeup, logger: logger.with(["peer": producer.name]))
+        let connectors = try RPCClient.split(endpoint).map { replica in
+            try PeerConnector(
+                socket: sub, endpoint: replica, wakeup: wakeup, logger: logger.with(["peer": producer.name]))
+        }
         // The doorbell keeps at most one ring: rings while the loop is busy merge into one.
         let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let inbox = Locked<(items: [Item], events: Int)>(([], 0))
-        let box = SocketBox(sub, connector)
+        let box = SocketBox(sub, connectors)
         let thread = Thread { [self] in
-            let (sub, connector) = box.take()
-            let poller = Poller([.socket(sub), .socket(connector.monitor), .fd(wakeup.fd)])
+            let (sub, connectors) = box.take()
+            let poller = Poller([.socket(sub), .fd(wakeup.fd)] + connectors.map { .socket($0.monitor) })
             while !self.stopped.load(ordering: .acquiring) {
                 do {
                     if inbox.withLock({ $0.events }) >= Self.inboxLimit {
@@ -114,10 +120,11 @@ final class EventFeed: Sendable {
                         ring.yield()
                         continue
                     }
-                    let lookupDue = connector.service(nowMs: Timestamp.nowMs())
+                    let now = Timestamp.nowMs()
+                    let lookupDue = connectors.compactMap { $0.service(nowMs: now) }.min()
                     let ready = try poller.poll(timeoutMs: Int(min(500, lookupDue ?? 500)))
-                    if ready[2] { wakeup.drain() }
-                    if ready[1] { _ = try connector.receiveEvents() }
+                    if ready[1] { wakeup.drain() }
+                    for (i, connector) in connectors.enumerated() where ready[2 + i] { _ = try connector.receiveEvents() }
                     if !ready[0] {
                         ring.yield()  // idle tick: lets the loop retry a catch-up
                         continue
@@ -153,7 +160,7 @@ final class EventFeed: Sendable {
                 }
             }
             sub.close()
-            connector.close()
+            for connector in connectors { connector.close() }
             ring.finish()
         }
         thread.name = "sub.\(producer.name)"
@@ -233,7 +240,11 @@ final class EventFeed: Sendable {
     /// - Returns: the new cursor, and false if the producer could not be reached or the consumer
     ///   stopped early (the caller tries again on the next tick).
     private func catchUp(from start: Int64) async -> (cursor: Int64, done: Bool) {
+        // The stored cursor may be ahead: another replica of the consumer applied events
+        // while this one believed it was the active one.
         var cursor = start
+        if let storedCursor, let stored = try? await storedCursor(), stored > start { cursor = stored }
+        if cursor > start { record(cursor: cursor) }
         while !Task.isCancelled {
             let reply: Ops.Replay.Reply
             do {
@@ -268,9 +279,9 @@ struct EventHeartbeat: Codable {
 
 private final class SocketBox: @unchecked Sendable {
     // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var sockets: (ZMQSocket, PeerConnector)?
-    init(_ socket: ZMQSocket, _ connector: PeerConnector) { sockets = (socket, connector) }
-    func take() -> (ZMQSocket, PeerConnector) {
+    private var sockets: (ZMQSocket, [PeerConnector])?
+    init(_ socket: ZMQSocket, _ connectors: [PeerConnector]) { sockets = (socket, connectors) }
+    func take() -> (ZMQSocket, [PeerConnector]) {
         defer { sockets = nil }
         return sockets!
     }

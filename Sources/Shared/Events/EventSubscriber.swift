@@ -90,6 +90,7 @@ public final class EventSubscriber: Service {
             producer: producer, endpoint: connection.endpoint, context: connection.context, replay: connection.replay,
             logger: logger, security: connection.security,
             startAfter: { try await database.cursor(for: producerName) },
+            storedCursor: { try await database.cursor(for: producerName) },
             apply: { [unowned self] run in await self.apply(run) })
         self.feed.withLock { $0 = feed }
         try await feed.run()
@@ -136,6 +137,12 @@ public final class EventSubscriber: Service {
                 }
             case .deferred:
                 feed.withLock { $0 }?.bump("deferred")
+                return done
+            case .failed(let error as CursorMoved):
+                // Another replica applied these: the feed reads the cursor again and goes on
+                // from there (see `EventFeed`).
+                logger.warning("subscriber.fenced", metadata: ["error": "\(error)"])
+                feed.withLock { $0 }?.bump("fenced")
                 return done
             case .failed(let error):
                 guard isolating else {
@@ -205,7 +212,10 @@ public final class EventSubscriber: Service {
                     try tx.connection.execute("RELEASE event")
                     break
                 }
-                if applied > 0 { try tx.setCursor(events[applied - 1].header.seq, for: producer) }
+                if applied > 0 {
+                    try tx.setCursor(
+                        events[applied - 1].header.seq, for: producer, expected: events[0].header.seq - 1)
+                }
                 return (applied, stop)
             }
         } catch {
@@ -217,7 +227,9 @@ public final class EventSubscriber: Service {
     private func skip(_ event: RawEvent) async -> Bool {
         let producer = self.producer.name
         do {
-            try await database.write { tx in try tx.setCursor(event.header.seq, for: producer) }
+            try await database.write { tx in
+                try tx.setCursor(event.header.seq, for: producer, expected: event.header.seq - 1)
+            }
             return true
         } catch {
             logger.error("subscriber.skip_failed", metadata: ["seq": "\(event.header.seq)", "error": "\(error)"])

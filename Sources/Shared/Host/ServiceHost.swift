@@ -44,14 +44,20 @@ public final class ServiceHost: Service {
     private let startedMs = Timestamp.nowMs()
     /// The endpoints actually bound, once `start()` returned.
     public let boundEndpoints = Locked<(rpc: String, events: String)>(("", ""))
+    /// Whether this host publishes events and heartbeats now, and the head its heartbeat starts
+    /// from (set by `startPublishing`; nil: keep the loop's own).
+    private let publishing: Locked<(on: Bool, head: Int64?)>
 
     /// - Parameters:
     ///   - rpcBind: ROUTER endpoint, e.g. `tcp://127.0.0.1:5551` (`:*` for an ephemeral port).
     ///   - eventsBind: PUB endpoint.
     ///   - database: the service database whose outbox feeds the PUB socket (nil: no events).
+    ///   - relayed: false: the host publishes what this process commits, as it commits (one
+    ///     process per database, SQLite); true: it publishes only what `publish(_:)` hands it,
+    ///     between `startPublishing(head:)` and `stopPublishing()` (replicas: see `OutboxRelay`).
     public init(
         name: String, context: ZMQContext, rpcBind: String, eventsBind: String, database: Database?, logger: Logger,
-        security: TransportSecurity = .current
+        security: TransportSecurity = .current, relayed: Bool = false
     ) {
         self.name = name
         self.context = context
@@ -60,11 +66,9 @@ public final class ServiceHost: Service {
         self.database = database
         self.logger = logger
         self.security = security
+        self.publishing = Locked((!relayed, nil))
         if let database {
-            database.setPublisher { [self] events in
-                outgoing.withLock { $0.events.append(contentsOf: events) }
-                wakeup.signal()
-            }
+            if !relayed { database.setPublisher { [self] events in publish(events) } }
             on(Ops.Replay.self) { request, _ in
                 let limit = min(max(request.limit, 0), 1_000)
                 let (head, events) = try await database.outbox(
@@ -72,6 +76,25 @@ public final class ServiceHost: Service {
                 return Ops.Replay.Reply(head: head, events: events.map { String(decoding: $0.envelope, as: UTF8.self) })
             }
         }
+    }
+
+    /// Publishes committed outbox events, in sequence order, on the PUB socket.
+    public func publish(_ events: [OutboxEvent]) {
+        outgoing.withLock { $0.events.append(contentsOf: events) }
+        wakeup.signal()
+    }
+
+    /// Starts publishing (a relayed host): the heartbeat announces `head` at once and every
+    /// second, and rises with what `publish(_:)` hands over.
+    public func startPublishing(head: Int64) {
+        publishing.withLock { $0 = (true, head) }
+        wakeup.signal()
+    }
+
+    /// Stops publishing events and heartbeats (a relayed host whose replica stood down).
+    public func stopPublishing() {
+        publishing.withLock { $0 = (false, nil) }
+        outgoing.withLock { $0.events.removeAll() }
     }
 
     /// Registers the handler for one message type. A handler throwing `ServiceError` answers
@@ -202,9 +225,19 @@ public final class ServiceHost: Service {
         do {
             while true {
                 let now = Timestamp.nowMs()
+                let (publishes, announced) = publishing.withLock { p -> (Bool, Int64?) in
+                    defer { p.head = nil }
+                    return (p.on, p.head)
+                }
+                if let announced {
+                    head = announced
+                    nextHeartbeat = now  // announce the head at once
+                }
                 if now >= nextHeartbeat {
-                    let hb = "{\"producer\":\"\(name)\",\"seq\":\(head)}"
-                    _ = try pub.send([Array("_hb".utf8), Array(hb.utf8)], dontWait: true)
+                    if publishes {
+                        let hb = "{\"producer\":\"\(name)\",\"seq\":\(head)}"
+                        _ = try pub.send([Array("_hb".utf8), Array(hb.utf8)], dontWait: true)
+                    }
                     nextHeartbeat = now + 1_000
                 }
                 if stopRequested.load(ordering: .acquiring) && stopDeadline == nil {
@@ -233,7 +266,7 @@ public final class ServiceHost: Service {
                 for reply in replies {
                     _ = try router.send(reply, dontWait: true)
                 }
-                for event in events {
+                for event in events where publishes {
                     if try pub.send([Array(event.type.utf8), event.envelope], dontWait: true) {
                         count("events.published")
                     } else {

@@ -26,8 +26,14 @@ public protocol ServiceApp: Sendable {
     /// - Throws: `ZMQError` when a producer's endpoint is invalid.
     func subscribe(_ events: EventSubscriptions) throws
 
-    /// Work that runs beside the host (purges, pruning), started first and stopped last.
+    /// Work that runs beside the host (purges, pruning), started first and stopped last: only
+    /// in the active replica (see `Leadership`), so each job runs once across replicas. Each
+    /// must support being run again after a cancelled run (a replica that stands down and is
+    /// elected again).
     func backgroundServices() -> [(name: String, service: any Service)]
+
+    /// Work that runs in every replica (e.g. a socket that publishes what this replica writes).
+    func replicaServices() -> [(name: String, service: any Service)]
 
     /// Endpoints the service bound itself (beyond the host's `rpc` and `events`), added to the
     /// READY line, e.g. `["delivery": "tcp://127.0.0.1:5557"]`.
@@ -38,6 +44,7 @@ extension ServiceApp {
     public static var legacyMigrations: [Migration] { [] }
     public func subscribe(_ events: EventSubscriptions) throws {}
     public func backgroundServices() -> [(name: String, service: any Service)] { [] }
+    public func replicaServices() -> [(name: String, service: any Service)] { [] }
     public func readyFields() -> [String: String] { [:] }
 }
 
@@ -113,19 +120,31 @@ public enum ServiceRunner {
                 return 2
             }
             let binds = description.binds(runtime.env)
+            // On PostgreSQL any number of replicas share the database: the elected one publishes
+            // the outbox from the table, applies events and runs the jobs (see `Leadership`).
+            let relayed = location.engine == .postgres
             let host = ServiceHost(
                 name: description.name, context: runtime.context, rpcBind: binds.rpc, eventsBind: binds.events,
-                database: database, logger: logger, security: runtime.security)
+                database: database, logger: logger, security: runtime.security, relayed: relayed)
             service.register(on: host)
             let events = EventSubscriptions(runtime: runtime, database: database)
             try service.subscribe(events)
             let subscribers = events.subscribers.withLock { $0 }
             for subscriber in subscribers { host.addCounters { subscriber.counters() } }
+            let leadership = Leadership(location: location, logger: logger)
+            host.addCounters { leadership.counters() }
+            var activeOnly = service.backgroundServices() + subscribers.map { ("subscriber.\($0.producer.name)", $0) }
+            if relayed {
+                let relay = OutboxRelay(database: database, host: host, logger: logger)
+                database.setPublisher { _ in relay.doorbell.ring() }
+                leadership.onOutboxNotification { relay.doorbell.ring() }
+                activeOnly.append(("outbox.relay", relay))
+            }
             let bound = try host.start()
             runtime.announceReady(service.readyFields().merging(["rpc": bound.rpc, "events": bound.events]) { $1 })
             let services: [(name: String, service: any Service)] =
-                service.backgroundServices() + subscribers.map { ("subscriber.\($0.producer.name)", $0) } + [
-                    ("host", host)
+                [("leadership", leadership)] + service.replicaServices() + [
+                    ("active", LeaderOnly(leadership: leadership, services: activeOnly, logger: logger)), ("host", host),
                 ]
             try await ServiceGroup(services: services, logger: logger).run()
             runtime.context.shutdown()

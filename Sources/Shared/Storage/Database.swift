@@ -1,6 +1,25 @@
 import Dispatch
 import Synchronization
 
+/// A write lost a race with a concurrent transaction (e.g. another replica took the same
+/// per-recipient seq) and changed nothing that should be kept: `Database.write` runs it again, up
+/// to three times (its statements then see what the other committed), before failing with it.
+public struct WriteConflict: Error, CustomStringConvertible {
+    public var reason: String
+    public init(reason: String) { self.reason = reason }
+    public var description: String { "write conflict: \(reason)" }
+}
+
+/// A subscriber's cursor was not where the applying replica expected: another replica applied
+/// those events (see `Transaction.setCursor`).
+public struct CursorMoved: Error, CustomStringConvertible {
+    public var producer: String
+    public var expected: Int64
+    public var description: String {
+        "the cursor for \(producer) moved past \(expected): another replica applies its events"
+    }
+}
+
 /// An event written to the outbox in a committed transaction, ready to publish.
 public struct OutboxEvent: Sendable {
     public var seq: Int64
@@ -51,11 +70,20 @@ public final class Transaction {
     }
 
     /// Records that events from `producer` up to `seq` are applied, in this transaction (only
-    /// `EventSubscriber` moves a cursor).
-    func setCursor(_ seq: Int64, for producer: String) throws {
+    /// `EventSubscriber` moves a cursor), provided the cursor still stands at `expected`.
+    ///
+    /// The condition fences replicas: if another replica applied and moved the cursor in the
+    /// meantime (two briefly believed they were the active one), this throws and the
+    /// transaction, with what it applied, rolls back, so no event is applied twice.
+    /// - Throws: `CursorMoved` when the cursor is no longer at `expected`; the engine's error.
+    func setCursor(_ seq: Int64, for producer: String, expected: Int64) throws {
         try connection.query(
-            "INSERT INTO event_cursor(producer, seq) VALUES (?, ?) ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq",
-            [producer, seq])
+            """
+            INSERT INTO event_cursor(producer, seq) VALUES (?, ?)
+            ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq WHERE event_cursor.seq = ?
+            """,
+            [producer, seq, expected])
+        guard connection.changes == 1 else { throw CursorMoved(producer: producer, expected: expected) }
     }
 }
 
@@ -208,22 +236,32 @@ public final class Database: @unchecked Sendable {
                             outcomes.append(.failure(Self.deadlineExceeded))
                             continue
                         }
-                        if savepoints { try writer.execute("SAVEPOINT w") }
-                        let tx = Transaction(connection: writer, producer: producer)
-                        do {
-                            let result = try write.body(tx)
-                            if savepoints { try writer.execute("RELEASE w") }
-                            outcomes.append(.success(result))
-                            events += tx.emitted
-                            afterCommit += tx.committed
-                        } catch {
-                            guard savepoints else { throw RetryWithSavepoints() }
-                            // A failure of the rollback itself leaves the outer catch to fail them all.
-                            try writer.execute("ROLLBACK TO w")
-                            try writer.execute("RELEASE w")
-                            outcomes.append(.failure(error))
+                        var conflicts = 0
+                        while true {
+                            if savepoints { try writer.execute("SAVEPOINT w") }
+                            let tx = Transaction(connection: writer, producer: producer)
+                            do {
+                                let result = try write.body(tx)
+                                if savepoints { try writer.execute("RELEASE w") }
+                                outcomes.append(.success(result))
+                                events += tx.emitted
+                                afterCommit += tx.committed
+                            } catch {
+                                guard savepoints else { throw RetryWithSavepoints() }
+                                // A failure of the rollback itself leaves the outer catch to fail them all.
+                                try writer.execute("ROLLBACK TO w")
+                                try writer.execute("RELEASE w")
+                                if error is WriteConflict && conflicts < 3 {
+                                    conflicts += 1
+                                    continue  // the other transaction has committed: run it again
+                                }
+                                outcomes.append(.failure(error))
+                            }
+                            break
                         }
                     }
+                    // Wakes the replica that publishes the outbox (see `Leadership`), at commit.
+                    if engine == .postgres && !events.isEmpty { try writer.execute("NOTIFY \(Leadership.outboxChannel)") }
                     try writer.execute("COMMIT")
                     let applied = Int64(outcomes.count { if case .success = $0 { true } else { false } })
                     writeCounts.withLock {

@@ -116,6 +116,8 @@ public final class PostgresConnection {
     /// The `statement_timeout` in force on the session, in ms (0: none).
     private var statementTimeoutMs = 0
     private var inTransaction = false
+    /// Whether the session LISTENs (see `listen(_:)`): input while idle may be a notification.
+    private var listening = false
     private let maxStatements: Int
 
     /// Connects to `url` (a libpq connection URI or key-value string), within its
@@ -155,11 +157,43 @@ public final class PostgresConnection {
         statements = [:]
         statementTimeoutMs = 0
         inTransaction = false
+        listening = false
         _ = try run("SET client_min_messages = warning; SET TIME ZONE 'UTC'", expectRows: false)
     }
 
     /// Whether the connection is up (false after the server went away, until a reconnect).
     public var isConnected: Bool { PQstatus(conn) == CONNECTION_OK }
+
+    /// The server process serving this session (`PQbackendPID`): it changes when a dead
+    /// connection is replaced, so a holder of session state (an advisory lock, a LISTEN) can
+    /// tell that it lost it.
+    public var backendPID: Int32 { PQbackendPID(conn) }
+
+    /// The socket's file descriptor (`PQsocket`), to poll for notifications; -1 when none.
+    public var socketDescriptor: Int32 { PQsocket(conn) }
+
+    /// `LISTEN channel` on this session (until a reconnect, which starts a new session).
+    /// - Throws: `PostgresError`.
+    public func listen(_ channel: String) throws {
+        try execute("LISTEN \(channel)")
+        listening = true
+    }
+
+    /// Reads what the server sent and returns the channels of the notifications received
+    /// since the last call (`PQconsumeInput`, `PQnotifies`), oldest first.
+    /// - Throws: `PostgresError` (`connectionLost`) when the connection is gone.
+    public func notifications() throws -> [String] {
+        guard PQconsumeInput(conn) == 1, PQstatus(conn) == CONNECTION_OK else {
+            throw PostgresError(
+                sqlState: nil, message: trimmed(String(cString: PQerrorMessage(conn))), connectionDead: true)
+        }
+        var channels: [String] = []
+        while let notification = PQnotifies(conn) {
+            channels.append(String(cString: notification.pointee.relname))
+            PQfreemem(notification)
+        }
+        return channels
+    }
 
     /// Reconnects when the connection is dead and the back-off allows, else throws at once.
     ///
@@ -173,6 +207,9 @@ public final class PostgresConnection {
             guard !inTransaction else { return }
             var descriptor = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
             guard poll(&descriptor, 1, 0) > 0 else { return }
+            // A listening session's input is mostly notifications: read it (libpq keeps them
+            // for `notifications()`); only a connection that is gone is replaced.
+            if listening && PQconsumeInput(conn) == 1 && PQstatus(conn) == CONNECTION_OK { return }
             // Input while idle: the error a server sends as it closes the connection (shutdown,
             // idle-session timeout), then end of file. The error can arrive before the end of
             // file, so the connection is replaced on any input (this code never LISTENs: nothing
