@@ -211,12 +211,18 @@ struct ReplicaTests {
                             return $0.count
                         }
                         if count == 30 {
-                            for service in Self.services {
-                                let name = try await Self.active(cluster, service, context)
-                                cluster.kill(name)
-                                killed.withLock { $0.append(name) }
-                            }
+                            var names: [String] = []
+                            for service in Self.services { names.append(try await Self.active(cluster, service, context)) }
                             killedAt.set(Timestamp.nowMs())
+                            for name in names { cluster.kill(name) }
+                            killed.set(names)
+                            // How long until each service has an active replica again.
+                            for service in Self.services {
+                                _ = try await Self.active(cluster, service, context)
+                                print(
+                                    "replica failover: \(service) active again \(Timestamp.nowMs() - killedAt.get()) ms after SIGKILL"
+                                )
+                            }
                         }
                     }
                 }
@@ -234,7 +240,10 @@ struct ReplicaTests {
             )
         }
         // The others took over: each service has one active replica again.
-        for service in Self.services { _ = try await Self.active(cluster, service, context) }
+        for service in Self.services {
+            let name = try await Self.active(cluster, service, context)
+            #expect(!killed.get().contains(name))
+        }
 
         // The refused likes again (idempotent), until each is taken.
         let deadline = Timestamp.nowMs() + 120_000
@@ -263,5 +272,44 @@ struct ReplicaTests {
         #expect(await stream.waitFor(count: likes.count, timeout: 120), "stream has \(stream.events.count)")
         let streamed = stream.events.compactMap(\.id)
         #expect(streamed.count == likes.count && Set(streamed).count == likes.count)
+    }
+
+    @Test func aStreamResumesOnAnotherGatewayWithLastEventIDWhenItsGatewayDies() async throws {
+        let cluster = try await Self.startReplicated()
+        defer { cluster.stopAll() }
+        let second = try await cluster.start("gateway.2")
+        let secondPort = Int(second["port"] ?? "0") ?? 0
+        let http = HTTPClient(port: secondPort)
+        let tag = RandomID.make().prefix(6)
+        let (owner, _) = try EndToEndTests.register(http, "rg\(tag)o")
+        var likers: [String] = []
+        for i in 0..<3 { likers.append(try EndToEndTests.register(http, "rg\(tag)l\(i)").0) }
+        var posts: [String] = []
+        for _ in 0..<10 {
+            let created = try http.request(
+                "POST", "/v1/posts", token: owner,
+                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
+            posts.append(try #require(created.object["id"] as? String))
+        }
+        let likes = posts.flatMap { post in likers.map { (post, $0) } }
+        // The owner's stream on the first gateway; the likes go through the second.
+        let first = try SSEClient(port: cluster.gatewayPort, token: owner)
+        #expect(await first.waitUntilOpen())
+        for (post, token) in likes.prefix(15) {
+            #expect(try http.request("PUT", "/v1/posts/\(post)/like", token: token).status == 200)
+        }
+        #expect(await first.waitFor(count: 15, timeout: 120))
+        cluster.kill("gateway")
+        #expect(await first.waitForClose(timeout: 60))
+        // Likes while the client is away, then it comes back on the other gateway with the last
+        // id it saw.
+        for (post, token) in likes.dropFirst(15) {
+            #expect(try http.request("PUT", "/v1/posts/\(post)/like", token: token).status == 200)
+        }
+        let lastSeen = try #require(first.events.last?.id)
+        let resumed = try SSEClient(port: secondPort, token: owner, lastEventId: lastSeen)
+        #expect(await resumed.waitFor(count: likes.count - first.events.count, timeout: 120))
+        let all = (first.events + resumed.events).compactMap(\.id)
+        #expect(all.count == likes.count && Set(all).count == likes.count, "\(all.count) of \(likes.count)")
     }
 }
