@@ -34,6 +34,19 @@ struct HTTPRequest: Sendable {
     /// Monotonic ns before which the request must not start (open-loop schedule); nil = now.
     var notBeforeNs: UInt64?
     var timeoutMs: Int = 15_000
+    /// Further header lines, each `Name: value` (e.g. `Last-Event-ID: 42`).
+    var headers: [String] = []
+}
+
+/// How a Server-Sent Events stream ended.
+struct StreamEnd: Sendable {
+    /// The HTTP status of its response, 0 when none arrived (connection refused, reset…).
+    var status: Int
+    /// libcurl's error text; nil when the transfer ended cleanly or this side closed it.
+    var error: String?
+    /// Whether this side closed it (`closeStreams`, `shutdown`) rather than the server or the
+    /// network.
+    var closedByUs: Bool
 }
 
 /// Callbacks of a Server-Sent Events stream, all called on the curl thread (keep them short).
@@ -42,8 +55,8 @@ struct StreamHandlers: Sendable {
     var onOpen: @Sendable (Int) -> Void
     /// One event, with the monotonic ns at which its last byte was read.
     var onEvent: @Sendable (SSEEvent, UInt64) -> Void
-    /// The stream ended: status and libcurl error text (nil when closed cleanly or by us).
-    var onClose: @Sendable (Int, String?) -> Void
+    /// The stream ended (called once per `openStream`, whether or not it opened).
+    var onClose: @Sendable (StreamEnd) -> Void
 }
 
 /// libcurl's multi interface on one dedicated thread: thousands of concurrent requests and
@@ -398,6 +411,7 @@ final class CurlEngine: @unchecked Sendable {
             list = curl_slist_append(list, "Authorization: Bearer \(token)")
         }
         if t.stream != nil { list = curl_slist_append(list, "Accept: text/event-stream") }
+        for line in t.request.headers { list = curl_slist_append(list, line) }
         let method = t.request.method
         if let body = t.request.body {
             list = curl_slist_append(list, "Content-Type: application/json")
@@ -433,7 +447,7 @@ final class CurlEngine: @unchecked Sendable {
         active[Unmanaged.passUnretained(t).toOpaque()] = nil
         if t.stream == nil { requestsInFlight -= 1 }
         if let s = t.stream {
-            s.onClose(status, closedByUs ? nil : errorText)
+            s.onClose(StreamEnd(status: status, error: closedByUs ? nil : errorText, closedByUs: closedByUs))
         } else {
             let ok = code == CURLE_OK
             t.completion?(

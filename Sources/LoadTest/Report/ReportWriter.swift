@@ -59,6 +59,7 @@ enum ReportWriter {
                 : r.errorsByStatus.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }.joined(
                     separator: ", "))
         row("streams open / closed early", "\(r.streamsOpen) / \(r.streamsClosedEarly)")
+        row("stream reconnects (failed)", "\(r.streamReconnects) (\(r.streamReconnectFailures))")
         let d = r.delivery
         row(
             "notifications expected", "\(d.expected) (streamed \(d.streamed), found in lists \(d.listed))"

@@ -122,7 +122,12 @@ struct RunReport: Codable, Sendable {
     /// Peak resident memory (VmHWM, kB) of each service process found, and of the load tester.
     var peakRSSKB: [String: Int] = [:]
     var streamsOpen = 0
+    /// Streams that ended while the run went on (each was opened again, resuming after its last id).
     var streamsClosedEarly = 0
+    /// Streams opened again with `Last-Event-ID` after one ended.
+    var streamReconnects = 0
+    /// Reconnection attempts that failed (nothing reachable, 503, 429…) and were tried again.
+    var streamReconnectFailures = 0
     var checks: [String] = []
     var failures: [String] = []
 

@@ -35,8 +35,10 @@ enum CelebrityScenario {
         }
         let pop = try await Setup.ensureTokens(api, setup, [0] + streamUsers + followers, options: options)
         let celeb = pop.users[0]
+        let resumeAfter = try await StreamSet.resumePoints(
+            api: api, population: pop, users: streamUsers, concurrency: options.concurrency)
         let (streams, streamMemory) = try await StreamMemory.measure(api: api, pids: memoryPids, streams: k) {
-            try await StreamSet(api: api, population: pop, users: streamUsers)
+            try await StreamSet(api: api, population: pop, users: streamUsers, resumeAfter: resumeAfter)
         }
         report.streamsOpen = k
         report.gatewayStreamMemory = streamMemory
@@ -202,8 +204,10 @@ enum CelebrityScenario {
         }
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
-        api.streams.closeStreams()
+        streams.close()
         report.streamsClosedEarly = streams.closedEarly
+        report.streamReconnects = streams.reconnects
+        report.streamReconnectFailures = streams.reconnectFailures
         report.durationS = Clock.ms(from: t0, to: Clock.nowNs()) / 1000
         report.throughputPerSecond =
             Double(ok.count * f)

@@ -71,10 +71,10 @@ enum NchanBaseline {
                         }
                     }
                 },
-                onClose: { status, error in
+                onClose: { end in
                     state.withLock { s in
-                        if error != nil { s.closedEarly += 1 }
-                        if status == 0 { s.failed[0, default: 0] += 1 }
+                        if end.error != nil { s.closedEarly += 1 }
+                        if end.status == 0 { s.failed[0, default: 0] += 1 }
                     }
                 })
             streams.openStream(HTTPRequest(method: "GET", url: "\(base)/sub/\(channel(i))", token: nil), handlers: handlers)

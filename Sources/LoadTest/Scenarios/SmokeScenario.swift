@@ -74,6 +74,9 @@ enum SmokeScenario {
                 if f.hasPrefix("no HTTP errors") { print("note: \(scenario): \(f)") } else { failed.append("\(scenario): \(f)") }
             }
             check(
+                report.streamsClosedEarly == 0,
+                "\(scenario): no stream ended during the run (\(report.streamsClosedEarly); nothing was killed)")
+            check(
                 report.actionsOK * 10 >= report.actionsSent * 9 && report.actionsOK > 0,
                 "\(scenario): at least 90% of actions answered 2xx (\(report.actionsOK)/\(report.actionsSent))")
             // The report files are well-formed.
@@ -175,6 +178,10 @@ enum SmokeScenario {
             "adopt: only the celebrity, the streaming and the checked followers logged in (\(loggedIn))")
         passed += adoptedReport.checks.count
         for f in adoptedReport.failures where !f.hasPrefix("no HTTP errors") { failed.append("celebrity-adopted: \(f)") }
+        // Last, since it kills the gateway: a stream resumes across its death.
+        let resume = try await StreamResumeSmoke.run(api, cluster: cluster, population: grown, options: options)
+        passed += resume.passed
+        failed += resume.failures
         for f in failed { print("FAILED: \(f)") }
         print("loadtest smoke: \(passed) passed, \(failed.count) failed")
         return failed.isEmpty ? 0 : 1
