@@ -128,6 +128,10 @@ struct RunReport: Codable, Sendable {
     var streamReconnects = 0
     /// Reconnection attempts that failed (nothing reachable, 503, 429…) and were tried again.
     var streamReconnectFailures = 0
+    /// likes: posts whose `likeCount` differed from the length of their likes list after the
+    /// run, and the posts compared (nil: not compared).
+    var countMismatches: Int?
+    var countsCompared: Int?
     var checks: [String] = []
     var failures: [String] = []
 

@@ -166,7 +166,9 @@ enum BulkImport {
             for (name, client) in [("ProfileService", link.profile), ("NotificationService", link.notification)] {
                 let ping = try? await client.call(Ops.Ping.self, Empty(), timeoutMs: 5_000)
                 let cursor = ping?.counters["subscriber.auth.cursor"] ?? 0
-                cursors.withLock { $0[name] = cursor }
+                // With replicas a ping reaches one of them, and only the active one applies
+                // events (the others report no cursor): the highest seen counts.
+                cursors.withLock { $0[name] = max($0[name] ?? 0, cursor) }
             }
             if cursors.withLock({ $0.values.allSatisfy { $0 >= head } }) { break }
             guard Clock.nowNs() < end else {

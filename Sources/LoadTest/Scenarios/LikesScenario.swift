@@ -220,6 +220,34 @@ enum LikesScenario {
         d.latencyMs = LatencySummary(latencies)
         d.timeline = TimelinePoint.timeline(plots.delivery)
         report.delivery = d
+        // Counts equal their lists: each post's likeCount against its whole likes list (a
+        // like answered 504 may or may not have been applied, but either way both agree).
+        let compared = Array(postOf.values)
+        let mismatches = Locked(0)
+        let viewer = pop.users[owners[0]].token
+        await forEachConcurrently(compared.count, limit: options.concurrency) { i in
+            let post = compared[i]
+            let read = await api.call("GET", "/v1/posts/\(post)", token: viewer)
+            var listed = 0
+            var cursor: String? = nil
+            var complete = false
+            for _ in 0..<1_000 {
+                let page = await api.call(
+                    "GET", "/v1/posts/\(post)/likes?limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""), token: viewer)
+                guard page.status == 200 else { break }
+                listed += (page.object["items"] as? [Any])?.count ?? 0
+                cursor = page.object["nextCursor"] as? String
+                if cursor == nil {
+                    complete = true
+                    break
+                }
+            }
+            if read.status != 200 || !complete || (read.object["likeCount"] as? Int) != listed {
+                mismatches.withLock { $0 += 1 }
+            }
+        }
+        report.countsCompared = compared.count
+        report.countMismatches = mismatches.withLock { $0 }
         report.peakRSSKB = ServiceMemory.peaks(pids: memoryPids, gatewayPort: URLComponents(string: options.url)?.port ?? 80)
 
         if options.baseline {
@@ -246,6 +274,9 @@ enum Checks {
         check(r.delivery.duplicates == 0, "zero duplicates (\(r.delivery.duplicates))")
         check(r.errorsByStatus.isEmpty, "no HTTP errors (\(r.errorsByStatus))")
         check(r.delivery.expected > 0, "some notifications expected (\(r.delivery.expected))")
+        if let n = r.countMismatches {
+            check(n == 0, "like counts equal their lists (\(n) of \(r.countsCompared ?? 0) posts differ)")
+        }
         // A stream that ended (its gateway died) is opened again and resumes after its last id.
         check(
             r.streamReconnects >= r.streamsClosedEarly,

@@ -38,7 +38,10 @@ enum FollowImport {
             INSERT INTO follow_counts("user", followers, following)
             SELECT k.value, 0, 1 FROM (\(elements)) k WHERE true
             ON CONFLICT("user") DO UPDATE SET following = follow_counts.following + 1
-            """, [String(decoding: try WireJSON.encode(Array(created)), as: UTF8.self)])
+            """,
+            // In key order: imports running at once (two replicas) lock the counters in the
+            // same order, never each other's in reverse (a deadlock).
+            [String(decoding: try WireJSON.encode(created.sorted()), as: UTF8.self)])
         try SQLFollowStore.adjust(user: followee.key, followers: created.count, following: 0, in: tx)
         // RETURNING gives no order guarantee: the event lists them in request order.
         let ordered = followers.filter { created.contains($0.key) }.map(\.id)

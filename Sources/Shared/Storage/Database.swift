@@ -4,6 +4,7 @@ import Synchronization
 /// A write lost a race with a concurrent transaction (e.g. another replica took the same
 /// per-recipient seq) and changed nothing that should be kept: `Database.write` runs it again, up
 /// to three times (its statements then see what the other committed), before failing with it.
+/// PostgreSQL's deadlock and serialization failures are run again the same way.
 public struct WriteConflict: Error, CustomStringConvertible {
     public var reason: String
     public init(reason: String) { self.reason = reason }
@@ -254,9 +255,9 @@ public final class Database: @unchecked Sendable {
                                 // A failure of the rollback itself leaves the outer catch to fail them all.
                                 try writer.execute("ROLLBACK TO w")
                                 try writer.execute("RELEASE w")
-                                if error is WriteConflict && conflicts < 3 {
+                                if Self.isConflict(error) && conflicts < 3 {
                                     conflicts += 1
-                                    continue  // the other transaction has committed: run it again
+                                    continue  // the other transaction has finished: run it again
                                 }
                                 outcomes.append(.failure(error))
                             }
@@ -288,6 +289,16 @@ public final class Database: @unchecked Sendable {
             for action in afterCommit { action() }
             for (write, outcome) in zip(batch, outcomes) { write.resume(outcome) }
         }
+    }
+
+    /// Whether `error` is a lost race that running the write again resolves: `WriteConflict`,
+    /// or on PostgreSQL a deadlock (40P01, where the server rolled back this side) or a
+    /// serialization failure (40001). Both arise between replicas writing the same rows in
+    /// different orders.
+    static func isConflict(_ error: any Error) -> Bool {
+        if error is WriteConflict { return true }
+        guard let error = error as? PostgresError else { return false }
+        return error.kind == .deadlock || error.kind == .serializationFailure
     }
 
     /// Appends a batch's events to the outbox, last before its commit, and returns them with
