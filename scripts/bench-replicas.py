@@ -124,8 +124,8 @@ def main():
             shutil.rmtree(tmp, ignore_errors=True)
     with open(os.path.join(out_dir, "table.json"), "w") as f:
         json.dump(rows, f, indent=2)
-    print(f"| stack | scenario | ok/sent | lost | dup | HTTP p99 ms | delivery p50 / p99 ms | CPU ms per unit "
-          f"(all processes) | gateway shares |")
+    print("| stack | scenario | ok/sent | lost | dup | HTTP p99 ms | delivery p50 / p99 ms | CPU ms per unit "
+          "(all processes) | gateway shares |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         shares = ", ".join(f"{s:.0%}" for s in r.get("gatewayShares", [])) or "-"

@@ -123,9 +123,9 @@ class RunLocal:
     listed), for LoadTest's bulk import; `port` is the gateway's (nginx's with --scale)."""
 
     def __init__(self, tmp, args, scale=0):
-        import urllib.request  # noqa: F401  (used by ready)
         self.data = os.path.join(tmp, "data")
         self.scale = scale
+        self.started = False  # run-local printed its "gateway ready at" line
         os.makedirs(self.data, exist_ok=True)
         self.log_path = os.path.join(tmp, "run-local.log")
         n = max(scale, 1)
@@ -169,9 +169,12 @@ class RunLocal:
         import urllib.request
         if self.proc.poll() is not None:
             raise Fail(f"run-local exited with {self.proc.returncode}:\n{self.tail()}")
-        if "run-local: gateway ready at " not in self.tail(1_000_000):
-            return False
-        for name in self.names():
+        if not self.started:
+            with open(self.log_path, "rb") as f:
+                self.started = b"run-local: gateway ready at " in f.read()
+            if not self.started:
+                return False
+        for name in self.names() + (["PostgreSQL"] if self.scale else []):
             pid = self.pid(name)
             if pid is None or not alive(pid):
                 return False
