@@ -20,6 +20,11 @@ public struct MediaID: Hashable, Sendable, Codable, CustomStringConvertible {
 
     /// The id of `bytes`: their SHA-256 (libsodium's `crypto_hash_sha256`).
     public init(contentOf bytes: [UInt8]) {
+        self.hex = Self.sha256Hex(bytes)
+    }
+
+    /// SHA-256 of `bytes` (libsodium's `crypto_hash_sha256`) as 64 lowercase hex digits.
+    public static func sha256Hex(_ bytes: [UInt8]) -> String {
         var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
         bytes.withUnsafeBufferPointer { input in
             _ = crypto_hash_sha256(&digest, input.baseAddress, UInt64(input.count))
@@ -31,7 +36,7 @@ public struct MediaID: Hashable, Sendable, Codable, CustomStringConvertible {
             text.append(digits[Int(byte >> 4)])
             text.append(digits[Int(byte & 0x0F)])
         }
-        self.hex = String(decoding: text, as: UTF8.self)
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// The 64 hex digits.

@@ -17,6 +17,41 @@ struct EndToEndTests {
         return (r.object["token"] as? String ?? "", r.object["user"] as? [String: Any] ?? [:])
     }
 
+    /// Creates `count` photo posts of `token`'s user through the gateway. - Returns: their ids.
+    static func createPosts(_ http: HTTPClient, _ token: String, count: Int) throws -> [String] {
+        let image = "https://images.example.com/p/1.jpg"
+        return try (0..<count).map { _ in
+            let created = try http.request(
+                "POST", "/v1/posts", token: token, json: ["postType": "photo", "mediaURL": image, "thumbnailURL": image])
+            #expect(created.status == 201)
+            return try #require(created.object["id"] as? String)
+        }
+    }
+
+    /// Runs `body` once for each index in `0..<count`, from `workers` concurrent clients of the
+    /// gateway at `port`, each taking the next index as it finishes one (a load in flight).
+    static func concurrently(
+        workers: Int, count: Int, port: Int, _ body: @escaping @Sendable (HTTPClient, Int) async throws -> Void
+    ) async throws {
+        let next = Locked(0)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<workers {
+                group.addTask {
+                    let client = HTTPClient(port: port)
+                    while true {
+                        let i = next.withLock { n -> Int in
+                            n += 1
+                            return n - 1
+                        }
+                        guard i < count else { return }
+                        try await body(client, i)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
     static func startCluster(_ environment: [String: String] = [:]) async throws -> Cluster {
         let cluster = Cluster(extraEnvironment: environment)
         try await cluster.start(["auth", "profile", "notification", "gateway"])

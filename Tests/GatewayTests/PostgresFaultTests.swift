@@ -8,8 +8,6 @@ import Testing
 /// lost or repeated, and counts equal their lists. Runs in the PostgreSQL pass of `scripts/test`.
 @Suite(.serialized, .enabled(if: TestStorage.engine == .postgres, "runs in the PostgreSQL pass"))
 struct PostgresFaultTests {
-    static let image = "https://images.example.com/p/1.jpg"
-
     @Test func aRestartOfPostgreSQLDuringLikesLosesNothingAndRepeatsNothing() async throws {
         let server = try TestPostgres.start()
         var environment: [String: String] = [:]
@@ -23,47 +21,26 @@ struct PostgresFaultTests {
         let (owner, _) = try EndToEndTests.register(http, "pf\(tag)o")
         let (likerB, _) = try EndToEndTests.register(http, "pf\(tag)b")
         let (likerC, _) = try EndToEndTests.register(http, "pf\(tag)c")
-        var posts: [String] = []
-        for _ in 0..<40 {
-            let created = try http.request(
-                "POST", "/v1/posts", token: owner,
-                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
-            #expect(created.status == 201)
-            posts.append(try #require(created.object["id"] as? String))
-        }
+        let posts = try EndToEndTests.createPosts(http, owner, count: 40)
         let stream = try SSEClient(port: cluster.gatewayPort, token: owner)
         #expect(await stream.waitUntilOpen())
 
         // 80 likes from four workers; after the 20th answer PostgreSQL stops at once and starts again.
         let likes = posts.flatMap { [($0, likerB), ($0, likerC)] }
-        let next = Locked(0)
         let answered = Locked<[(index: Int, status: Int)]>([])
         let restarted = Locked(false)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    let client = HTTPClient(port: cluster.gatewayPort)
-                    while true {
-                        let i = next.withLock { n -> Int in
-                            n += 1
-                            return n - 1
-                        }
-                        guard i < likes.count else { return }
-                        let (post, token) = likes[i]
-                        let status = try client.request("PUT", "/v1/posts/\(post)/like", token: token).status
-                        let count = answered.withLock {
-                            $0.append((i, status))
-                            return $0.count
-                        }
-                        if count == 20 {
-                            try server.control(["-m", "immediate", "stop"])
-                            try server.control(["-w", "-t", "60", "start"])
-                            restarted.set(true)
-                        }
-                    }
-                }
+        try await EndToEndTests.concurrently(workers: 4, count: likes.count, port: cluster.gatewayPort) { client, i in
+            let (post, token) = likes[i]
+            let status = try client.request("PUT", "/v1/posts/\(post)/like", token: token).status
+            let count = answered.withLock {
+                $0.append((i, status))
+                return $0.count
             }
-            try await group.waitForAll()
+            if count == 20 {
+                try server.control(["-m", "immediate", "stop"])
+                try server.control(["-w", "-t", "60", "start"])
+                restarted.set(true)
+            }
         }
         #expect(restarted.get())
         let statuses = answered.get()

@@ -10,7 +10,6 @@ import Testing
 /// likes loses nothing and repeats nothing. Runs in the PostgreSQL pass of `scripts/test`.
 @Suite(.serialized, .enabled(if: TestStorage.engine == .postgres, "replicas need PostgreSQL"))
 struct ReplicaTests {
-    static let image = "https://images.example.com/p/1.jpg"
     static let services = ["auth", "profile", "notification"]
 
     static func startReplicated() async throws -> Cluster {
@@ -82,14 +81,7 @@ struct ReplicaTests {
             let name = "rp\(tag)f\(i)"
             followers.append((name, try EndToEndTests.register(http, name).0))
         }
-        var posts: [String] = []
-        for _ in 0..<10 {
-            let created = try http.request(
-                "POST", "/v1/posts", token: owner,
-                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
-            #expect(created.status == 201)
-            posts.append(try #require(created.object["id"] as? String))
-        }
+        let posts = try EndToEndTests.createPosts(http, owner, count: 10)
         let stream = try SSEClient(port: cluster.gatewayPort, token: owner)
         #expect(await stream.waitUntilOpen())
         let before = try await withThrowingTaskGroup(of: (String, Int64).self) { group in
@@ -109,30 +101,15 @@ struct ReplicaTests {
         }
         actions.shuffle()
         let (work, people, postIds) = (actions, followers, posts)
-        let next = Locked(0)
         let statuses = Locked<[Int]>([])
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<8 {
-                group.addTask {
-                    let client = HTTPClient(port: cluster.gatewayPort)
-                    while true {
-                        let i = next.withLock { n -> Int in
-                            n += 1
-                            return n - 1
-                        }
-                        guard i < work.count else { return }
-                        let action = work[i]
-                        let follower = people[action.follower]
-                        let status =
-                            action.kind == "follow"
-                            ? try client.request("PUT", "/v1/users/rp\(tag)o/follow", token: follower.token).status
-                            : try client.request("PUT", "/v1/posts/\(postIds[action.post])/like", token: follower.token)
-                                .status
-                        statuses.withLock { $0.append(status) }
-                    }
-                }
-            }
-            try await group.waitForAll()
+        try await EndToEndTests.concurrently(workers: 8, count: work.count, port: cluster.gatewayPort) { client, i in
+            let action = work[i]
+            let follower = people[action.follower]
+            let status =
+                action.kind == "follow"
+                ? try client.request("PUT", "/v1/users/rp\(tag)o/follow", token: follower.token).status
+                : try client.request("PUT", "/v1/posts/\(postIds[action.post])/like", token: follower.token).status
+            statuses.withLock { $0.append(status) }
         }
         #expect(statuses.get().allSatisfy { $0 == 200 }, "\(statuses.get().filter { $0 != 200 })")
 
@@ -176,58 +153,34 @@ struct ReplicaTests {
         let (owner, _) = try EndToEndTests.register(http, "rk\(tag)o")
         var likers: [String] = []
         for i in 0..<4 { likers.append(try EndToEndTests.register(http, "rk\(tag)l\(i)").0) }
-        var posts: [String] = []
-        for _ in 0..<30 {
-            let created = try http.request(
-                "POST", "/v1/posts", token: owner,
-                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
-            #expect(created.status == 201)
-            posts.append(try #require(created.object["id"] as? String))
-        }
+        let posts = try EndToEndTests.createPosts(http, owner, count: 30)
         let stream = try SSEClient(port: cluster.gatewayPort, token: owner)
         #expect(await stream.waitUntilOpen())
 
         // 120 likes from four clients; after the 30th answer the active replica of each
         // service is killed (SIGKILL), the other takes over.
         let likes = posts.flatMap { post in likers.map { (post, $0) } }
-        let next = Locked(0)
         let answered = Locked<[(index: Int, status: Int, atMs: Int64)]>([])
         let killed = Locked<[String]>([])
         let killedAt = Locked<Int64>(0)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for _ in 0..<4 {
-                group.addTask {
-                    let client = HTTPClient(port: cluster.gatewayPort)
-                    while true {
-                        let i = next.withLock { n -> Int in
-                            n += 1
-                            return n - 1
-                        }
-                        guard i < likes.count else { return }
-                        let (post, token) = likes[i]
-                        let status = try client.request("PUT", "/v1/posts/\(post)/like", token: token).status
-                        let count = answered.withLock {
-                            $0.append((i, status, Timestamp.nowMs()))
-                            return $0.count
-                        }
-                        if count == 30 {
-                            var names: [String] = []
-                            for service in Self.services { names.append(try await Self.active(cluster, service, context)) }
-                            killedAt.set(Timestamp.nowMs())
-                            for name in names { cluster.kill(name) }
-                            killed.set(names)
-                            // How long until each service has an active replica again.
-                            for service in Self.services {
-                                _ = try await Self.active(cluster, service, context)
-                                print(
-                                    "replica failover: \(service) active again \(Timestamp.nowMs() - killedAt.get()) ms after SIGKILL"
-                                )
-                            }
-                        }
-                    }
-                }
+        try await EndToEndTests.concurrently(workers: 4, count: likes.count, port: cluster.gatewayPort) { client, i in
+            let (post, token) = likes[i]
+            let status = try client.request("PUT", "/v1/posts/\(post)/like", token: token).status
+            let count = answered.withLock {
+                $0.append((i, status, Timestamp.nowMs()))
+                return $0.count
             }
-            try await group.waitForAll()
+            guard count == 30 else { return }
+            var names: [String] = []
+            for service in Self.services { names.append(try await Self.active(cluster, service, context)) }
+            killedAt.set(Timestamp.nowMs())
+            for name in names { cluster.kill(name) }
+            killed.set(names)
+            // How long until each service has an active replica again.
+            for service in Self.services {
+                _ = try await Self.active(cluster, service, context)
+                print("replica failover: \(service) active again \(Timestamp.nowMs() - killedAt.get()) ms after SIGKILL")
+            }
         }
         #expect(killed.get().count == 3)
         let statuses = answered.get()
@@ -284,13 +237,7 @@ struct ReplicaTests {
         let (owner, _) = try EndToEndTests.register(http, "rg\(tag)o")
         var likers: [String] = []
         for i in 0..<3 { likers.append(try EndToEndTests.register(http, "rg\(tag)l\(i)").0) }
-        var posts: [String] = []
-        for _ in 0..<10 {
-            let created = try http.request(
-                "POST", "/v1/posts", token: owner,
-                json: ["postType": "photo", "mediaURL": Self.image, "thumbnailURL": Self.image])
-            posts.append(try #require(created.object["id"] as? String))
-        }
+        let posts = try EndToEndTests.createPosts(http, owner, count: 10)
         let likes = posts.flatMap { post in likers.map { (post, $0) } }
         // The owner's stream on the first gateway; the likes go through the second.
         let first = try SSEClient(port: cluster.gatewayPort, token: owner)

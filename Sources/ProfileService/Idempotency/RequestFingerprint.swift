@@ -1,4 +1,4 @@
-import CSodium
+import Media
 import Shared
 
 /// What makes two requests with one `Idempotency-Key` the same request: the draft's
@@ -26,18 +26,5 @@ enum RequestFingerprint {
     }
 
     /// SHA-256 of `bytes`, 64 lowercase hex digits.
-    static func sha256(_ bytes: [UInt8]) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        bytes.withUnsafeBufferPointer { input in
-            _ = crypto_hash_sha256(&digest, input.baseAddress, UInt64(input.count))
-        }
-        let digits = Array("0123456789abcdef".utf8)
-        var hex: [UInt8] = []
-        hex.reserveCapacity(64)
-        for byte in digest {
-            hex.append(digits[Int(byte >> 4)])
-            hex.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: hex, as: UTF8.self)
-    }
+    static func sha256(_ bytes: [UInt8]) -> String { MediaID.sha256Hex(bytes) }
 }
