@@ -156,6 +156,9 @@ struct SQLMediaRecordStore: MediaRecordStore {
             var removed: [String] = []
             for id in due {
                 try c.query("DELETE FROM media_release WHERE id = ?", [id])
+                // PostgreSQL: the id's rows locked first, so a replica attaching or claiming them
+                // right now commits before the checks below read (they see its post or upload).
+                if c.engine == .postgres { try c.query("SELECT id FROM media WHERE id = ? FOR UPDATE", [id]) }
                 // Used by a post or profile: looked at again when one of them lets go.
                 let used =
                     try c.exists("SELECT 1 FROM posts WHERE media_id = ?", [id])

@@ -93,58 +93,69 @@ final class EventFeed: Sendable {
     /// - Throws: `ZMQError` if the SUB socket cannot be created or connected, or what
     ///   `startAfter` throws.
     func run() async throws {
-        let sub = try ZMQSocket(context, .sub)
-        try SocketDefaults.apply(sub)
-        try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
-        try security.configureClient(sub, producer.name)
-        try sub.subscribe("")
-        // Connects to the address of each endpoint's host, looked up off libzmq's I/O thread:
-        // one endpoint per replica of the producer (only the elected one publishes).
+        // One SUB per replica of the producer (only the elected one publishes), each kept
+        // connected to the address of its endpoint's host, looked up off libzmq's I/O thread, by
+        // its own connector: a socket has one monitor, and each connector needs its own
+        // connection's events to look its host up again.
         let wakeup = Wakeup()
-        let connectors = try RPCClient.split(endpoint).map { replica in
-            try PeerConnector(
-                socket: sub, endpoint: replica, wakeup: wakeup, logger: logger.with(["peer": producer.name]))
+        var sockets: [(ZMQSocket, PeerConnector)] = []
+        for replica in RPCClient.split(endpoint) {
+            let sub = try ZMQSocket(context, .sub)
+            try SocketDefaults.apply(sub)
+            try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
+            try security.configureClient(sub, producer.name)
+            try sub.subscribe("")
+            sockets.append(
+                (
+                    sub,
+                    try PeerConnector(
+                        socket: sub, endpoint: replica, wakeup: wakeup, logger: logger.with(["peer": producer.name]))
+                ))
         }
         // The doorbell keeps at most one ring: rings while the loop is busy merge into one.
         let (doorbell, ring) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let inbox = Locked<(items: [Item], events: Int)>(([], 0))
-        let box = SocketBox(sub, connectors)
+        let box = SocketBox(sockets)
         let thread = Thread { [self] in
-            let (sub, connectors) = box.take()
-            let poller = Poller([.socket(sub), .fd(wakeup.fd)] + connectors.map { .socket($0.monitor) })
+            let sockets = box.take()
+            let n = sockets.count
+            // Items: the SUBs, then their monitors, then the wakeup.
+            let poller = Poller(sockets.map { .socket($0.0) } + sockets.map { .socket($0.1.monitor) } + [.fd(wakeup.fd)])
             while !self.stopped.load(ordering: .acquiring) {
                 do {
                     if inbox.withLock({ $0.events }) >= Self.inboxLimit {
-                        // The loop is far behind: leave events in the socket for a while.
+                        // The loop is far behind: leave events in the sockets for a while.
                         Thread.sleep(forTimeInterval: 0.01)
                         ring.yield()
                         continue
                     }
                     let now = Timestamp.nowMs()
-                    let lookupDue = connectors.compactMap { $0.service(nowMs: now) }.min()
+                    let lookupDue = sockets.compactMap { $0.1.service(nowMs: now) }.min()
                     let ready = try poller.poll(timeoutMs: Int(min(500, lookupDue ?? 500)))
-                    if ready[1] { wakeup.drain() }
-                    for (i, connector) in connectors.enumerated() where ready[2 + i] { _ = try connector.receiveEvents() }
-                    if !ready[0] {
+                    if ready[2 * n] { wakeup.drain() }
+                    for (i, socket) in sockets.enumerated() where ready[n + i] { _ = try socket.1.receiveEvents() }
+                    if !ready.prefix(n).contains(true) {
                         ring.yield()  // idle tick: lets the loop retry a catch-up
                         continue
                     }
                     var items: [Item] = []
                     var received: [RawEvent] = []
                     var count = 0
-                    while count < Self.maxRun, let frames = try sub.receive(dontWait: true) {
-                        guard frames.count == 2 else { continue }
-                        if frames[0] == Array("_hb".utf8) {
-                            if let hb = try? WireJSON.decode(EventHeartbeat.self, from: frames[1]) {
-                                if !received.isEmpty { items.append(.events(received)) }
-                                received = []
-                                items.append(.heartbeat(hb.seq))
+                    for (i, socket) in sockets.enumerated() where ready[i] {
+                        while count < Self.maxRun, let frames = try socket.0.receive(dontWait: true) {
+                            guard frames.count == 2 else { continue }
+                            if frames[0] == Array("_hb".utf8) {
+                                if let hb = try? WireJSON.decode(EventHeartbeat.self, from: frames[1]) {
+                                    if !received.isEmpty { items.append(.events(received)) }
+                                    received = []
+                                    items.append(.heartbeat(hb.seq))
+                                }
+                            } else if let header = EventHeader.peek(frames[1])
+                                ?? (try? WireJSON.decode(EventHeader.self, from: frames[1]))
+                            {
+                                received.append(RawEvent(header: header, envelope: frames[1]))
+                                count += 1
                             }
-                        } else if let header = EventHeader.peek(frames[1])
-                            ?? (try? WireJSON.decode(EventHeader.self, from: frames[1]))
-                        {
-                            received.append(RawEvent(header: header, envelope: frames[1]))
-                            count += 1
                         }
                     }
                     if !received.isEmpty { items.append(.events(received)) }
@@ -159,8 +170,10 @@ final class EventFeed: Sendable {
                     break
                 }
             }
-            sub.close()
-            for connector in connectors { connector.close() }
+            for (sub, connector) in sockets {
+                sub.close()
+                connector.close()
+            }
             ring.finish()
         }
         thread.name = "sub.\(producer.name)"
@@ -279,9 +292,9 @@ struct EventHeartbeat: Codable {
 
 private final class SocketBox: @unchecked Sendable {
     // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var sockets: (ZMQSocket, [PeerConnector])?
-    init(_ socket: ZMQSocket, _ connectors: [PeerConnector]) { sockets = (socket, connectors) }
-    func take() -> (ZMQSocket, [PeerConnector]) {
+    private var sockets: [(ZMQSocket, PeerConnector)]?
+    init(_ sockets: [(ZMQSocket, PeerConnector)]) { self.sockets = sockets }
+    func take() -> [(ZMQSocket, PeerConnector)] {
         defer { sockets = nil }
         return sockets!
     }

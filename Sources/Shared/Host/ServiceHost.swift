@@ -266,7 +266,10 @@ public final class ServiceHost: Service {
                 for reply in replies {
                     _ = try router.send(reply, dontWait: true)
                 }
-                for event in events where publishes {
+                // Read again after the take: the relay may have started publishing since the top
+                // of this turn and handed over its first events.
+                let publishesNow = !events.isEmpty && publishing.withLock { $0.on }
+                for event in events where publishesNow {
                     if try pub.send([Array(event.type.utf8), event.envelope], dontWait: true) {
                         count("events.published")
                     } else {

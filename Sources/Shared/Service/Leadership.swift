@@ -68,6 +68,12 @@ public final class Leadership: Service {
         return stream
     }
 
+    /// Hands every watcher the current state again (wakes a `LeaderOnly` that is stopping).
+    public func poke() {
+        let (active, watchers) = state.withLock { s in (s.active, Array(s.watchers.values)) }
+        for w in watchers { w.yield(active) }
+    }
+
     /// Calls `action` (on the election thread: keep it short) whenever a commit in another
     /// replica appended to the outbox.
     public func onOutboxNotification(_ action: @escaping @Sendable () -> Void) {
@@ -143,18 +149,29 @@ public final class Leadership: Service {
                     }
                 } else if lockedPID != nil, now >= lastCheck + 2_000 {
                     lastCheck = now
-                    _ = try c.scalar("SELECT 1")  // a connection that died silently shows here
-                    if c.backendPID != lockedPID {
+                    // A connection that died silently, or was replaced by a new session, shows
+                    // here: the lock must still be this session's.
+                    let (a, b) = Self.lockKeys
+                    let held = try c.scalar(
+                        """
+                        SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(a)::oid
+                            AND objid = \(b)::oid AND pid = pg_backend_pid() AND granted
+                        """)
+                    if held != 1 || c.backendPID != lockedPID {
+                        logger.warning("leadership.lost", metadata: ["reason": "the lock is no longer this session's"])
                         lockedPID = nil
                         set(false)
                         continue
                     }
                 }
-                var descriptor = pollfd(fd: c.socketDescriptor, events: Int16(POLLIN), revents: 0)
-                if poll(&descriptor, 1, Int32(min(retryMs, 250))) > 0 {
-                    let channels = try c.notifications()
-                    if !channels.isEmpty { for action in listeners.withLock({ $0 }) { action() } }
+                // Notifications libpq read during a round trip above wait in its queue, not in
+                // the socket: take those first, then wait for more.
+                var channels = try c.notifications()
+                if channels.isEmpty {
+                    var descriptor = pollfd(fd: c.socketDescriptor, events: Int16(POLLIN), revents: 0)
+                    if poll(&descriptor, 1, Int32(min(retryMs, 250))) > 0 { channels = try c.notifications() }
                 }
+                if !channels.isEmpty { for action in listeners.withLock({ $0 }) { action() } }
             } catch {
                 if lockedPID != nil { logger.warning("leadership.lost", metadata: ["error": "\(error)"]) }
                 lockedPID = nil
@@ -181,6 +198,10 @@ public final class LeaderOnly: Service {
     private let leadership: Leadership
     private let services: [(name: String, service: any Service)]
     private let logger: Logger
+    private let stopping = Atomic<Bool>(false)
+    /// How long a service that failed or returned while this replica is active waits before it
+    /// runs again, in ms.
+    static let restartDelayMs = 1_000
 
     public init(leadership: Leadership, services: [(name: String, service: any Service)], logger: Logger) {
         self.leadership = leadership
@@ -191,7 +212,7 @@ public final class LeaderOnly: Service {
     public func run() async {
         var term: Task<Void, Never>?
         for await active in leadership.updates() {
-            if Task.isCancelled { break }
+            if Task.isCancelled || stopping.load(ordering: .acquiring) { break }
             if active, term == nil {
                 let services = self.services
                 let logger = self.logger
@@ -199,8 +220,15 @@ public final class LeaderOnly: Service {
                     await withTaskGroup(of: Void.self) { group in
                         for (name, service) in services {
                             group.addTask {
-                                do { try await service.run() } catch is CancellationError {} catch {
-                                    logger.error("leader.service_failed", metadata: ["service": name, "error": "\(error)"])
+                                // A service that fails (e.g. its first read while the database
+                                // is still coming back) runs again while this replica is active.
+                                while !Task.isCancelled {
+                                    do { try await service.run() } catch is CancellationError {} catch {
+                                        logger.error(
+                                            "leader.service_failed", metadata: ["service": name, "error": "\(error)"])
+                                    }
+                                    if Task.isCancelled { break }
+                                    try? await Task.sleep(for: .milliseconds(Self.restartDelayMs))
                                 }
                             }
                         }
@@ -216,8 +244,12 @@ public final class LeaderOnly: Service {
         await term?.value
     }
 
+    /// Asks the services to finish, and stops running them (the replica stays elected until its
+    /// process ends; `Leadership` stops last).
     public func shutdownGracefully() {
+        stopping.store(true, ordering: .releasing)
         for (_, service) in services { service.shutdownGracefully() }
+        leadership.poke()
     }
 }
 

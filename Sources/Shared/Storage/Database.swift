@@ -132,6 +132,11 @@ public final class Database: @unchecked Sendable {
     /// with a savepoint per write.
     private struct RetryWithSavepoints: Error {}
 
+    /// A write of the batch lost a deadlock or a serialization race: the batch runs again.
+    private struct TransientBatchFailure: Error {
+        var error: any Error
+    }
+
     /// A write waiting for the writer queue.
     private struct QueuedWrite: Sendable {
         /// The caller's request deadline in Unix ms (nil outside a request).
@@ -224,6 +229,7 @@ public final class Database: @unchecked Sendable {
             // PostgreSQL: first without savepoints (two round trips a write fewer); a write
             // that throws rolls the whole batch back, and the batch runs again with them.
             var savepoints = engine == .sqlite || batch.count == 1
+            var batchRetries = 0
             var failed = false
             while true {
                 outcomes = []
@@ -255,10 +261,13 @@ public final class Database: @unchecked Sendable {
                                 // A failure of the rollback itself leaves the outer catch to fail them all.
                                 try writer.execute("ROLLBACK TO w")
                                 try writer.execute("RELEASE w")
-                                if Self.isConflict(error) && conflicts < 3 {
+                                if error is WriteConflict && conflicts < 3 {
                                     conflicts += 1
-                                    continue  // the other transaction has finished: run it again
+                                    continue  // the other transaction has committed: run it again
                                 }
+                                // A deadlock may involve rows the batch's earlier writes hold:
+                                // the whole batch runs again, after the other side went on.
+                                if Self.isTransient(error) { throw TransientBatchFailure(error: error) }
                                 outcomes.append(.failure(error))
                             }
                             break
@@ -277,6 +286,15 @@ public final class Database: @unchecked Sendable {
                     try? writer.execute("ROLLBACK")
                     savepoints = true
                     continue
+                } catch is TransientBatchFailure where batchRetries < 3 {
+                    // The batch again from BEGIN (its writes are closures: nothing of it committed).
+                    try? writer.execute("ROLLBACK")
+                    batchRetries += 1
+                    continue
+                } catch let failure as TransientBatchFailure {
+                    try? writer.execute("ROLLBACK")
+                    for write in batch { write.resume(.failure(failure.error)) }
+                    failed = true
                 } catch {
                     try? writer.execute("ROLLBACK")
                     for write in batch { write.resume(.failure(error)) }
@@ -291,12 +309,10 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Whether `error` is a lost race that running the write again resolves: `WriteConflict`,
-    /// or on PostgreSQL a deadlock (40P01, where the server rolled back this side) or a
-    /// serialization failure (40001). Both arise between replicas writing the same rows in
-    /// different orders.
-    static func isConflict(_ error: any Error) -> Bool {
-        if error is WriteConflict { return true }
+    /// Whether `error` is PostgreSQL's deadlock (40P01, where the server rolled this side back)
+    /// or serialization failure (40001): races between replicas writing the same rows in
+    /// different orders, which running the batch again resolves (up to three times).
+    static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? PostgresError else { return false }
         return error.kind == .deadlock || error.kind == .serializationFailure
     }
