@@ -130,12 +130,19 @@ public struct IdentityReplica: Sendable {
         if let current, current > identity.version || (current == identity.version && named) { return false }
         let username = identity.username.lowercased()
         try c.query("UPDATE identities SET username = NULL WHERE username = ? AND id <> ?", [username, identity.id])
-        try c.query(
-            """
-            INSERT INTO identities(id, username, email, version) VALUES (?, ?, ?, ?)
-            ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
-                version = excluded.version
-            """, [identity.id, username, keepsEmail ? identity.email : nil, identity.version])
+        do {
+            try c.query(
+                """
+                INSERT INTO identities(id, username, email, version) VALUES (?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
+                    version = excluded.version
+                """, [identity.id, username, keepsEmail ? identity.email : nil, identity.version])
+        } catch let error as PostgresError where error.kind == .uniqueViolation {
+            // Two replicas storing the same new identity at once (one applying the event, one
+            // after a lookup): the second waits for the first and fails on the username index,
+            // which ON CONFLICT(id) does not cover. Run again, it finds the row and updates it.
+            throw WriteConflict(reason: "another replica stored identity \(identity.id) at the same time")
+        }
         if current == nil, let onInsert { try onInsert(identity.id, time, tx) }
         return true
     }
