@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import NotificationService
@@ -143,5 +144,25 @@ struct NotificationStoreTests {
         // Other types carry no follow state.
         try await like("u-alice", bob.id, post: "p")
         #expect(try await store.list(recipientId: bob.id, page: .init()).items.map(\.followState) == [nil, .notFollowing])
+    }
+
+    /// On PostgreSQL, the seq-taking statements read `recent_notifications` by its key even when
+    /// the table's statistics say it is empty (it is, just after a merge): the plan of a head
+    /// subquery inside `NotificationWriter.byKey` has no sequential scan of it. Without
+    /// `byKey` the planner picks one (checked first, so the test shows the condition it guards).
+    @Test func seqTakingStatementsUseTheKeyWhateverTheStatistics() async throws {
+        guard TestStorage.engine == .postgres else { return }
+        let plans = try await database.write { tx -> (plain: String, byKey: String) in
+            let c = tx.connection
+            try c.execute("ANALYZE recent_notifications")  // empty: the statistics say 0 rows
+            let explain = "EXPLAIN SELECT \(NotificationWriter.head("?1", c.engine))"
+            let plain = try c.query(explain, [Int64(7)]).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
+            let byKey = try NotificationWriter.byKey(c) {
+                try c.query(explain, [Int64(7)]).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
+            }
+            return (plain, byKey)
+        }
+        #expect(plans.plain.contains("Seq Scan on recent_notifications"), "\(plans.plain)")
+        #expect(!plans.byKey.contains("Seq Scan on recent_notifications"), "\(plans.byKey)")
     }
 }
