@@ -128,6 +128,7 @@ public final class TestPostgres: Sendable {
                 full_page_writes = off
                 max_connections = 1000
                 shared_buffers = 64MB
+                deadlock_timeout = 100ms
                 idle_session_timeout = 20s
 
                 """
