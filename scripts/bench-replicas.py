@@ -30,7 +30,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from stacktest import ROOT, Fail, RunLocal, Watcher, check, cpu_ms, poll  # noqa: E402
+from stacktest import ROOT, Fail, RunLocal, Watcher, cpu_ms, poll, require  # noqa: E402
 
 LOADTEST = os.path.join(ROOT, ".build/release/LoadTest")
 # What LoadTest logs when its setup is done and the load starts, by scenario.
@@ -86,7 +86,7 @@ def run_loadtest(stack, tmp, scenario, args, label):
     after_delivered = [delivered(p) for p in stack.gateway_ports]
     path = os.path.join(report_dir, "report.json")
     with open(log, "rb") as f:
-        check(os.path.exists(path), f"{label} {scenario}: no report (status {r.returncode}):\n{f.read()[-3000:].decode()}")
+        require(os.path.exists(path), f"{label} {scenario}: no report (status {r.returncode}):\n{f.read()[-3000:].decode()}")
     with open(path) as f:
         report = json.load(f)
     cpu = {name: after_cpu[name] - before_cpu[name] for name in after_cpu}

@@ -17,9 +17,16 @@ class Fail(Exception):
 
 
 def check(cond, what):
+    """Fails with `what` unless `cond`; prints "ok: <what>" when it holds (`what` says what holds)."""
     if not cond:
         raise Fail(what)
     print(f"ok: {what}", flush=True)
+
+
+def require(cond, failure):
+    """Fails with `failure` (what went wrong, e.g. with a log's tail) unless `cond`; silent when it holds."""
+    if not cond:
+        raise Fail(failure)
 
 
 def free_ports(n):
