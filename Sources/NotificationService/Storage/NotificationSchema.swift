@@ -346,5 +346,6 @@ enum NotificationSchema {
                     INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)',
                         decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
                     """),
+            NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),
         ]
 }

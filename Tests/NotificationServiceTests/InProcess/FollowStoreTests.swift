@@ -60,16 +60,22 @@ struct FollowStoreTests {
         #expect(changes.last?.followerId == alice.id && changes.last?.followeeId == bob.id)
     }
 
-    @Test func theFollowNotificationIsMadeOnceAcrossUnfollowAndFollow() async throws {
+    /// An unfollow removes the follow notification (no trace in the list, groups or badge), so
+    /// following again notifies again, with a new seq (seqs are never reused).
+    @Test func anUnfollowRemovesTheFollowNotificationAndFollowingAgainNotifiesAgain() async throws {
         try await follow(alice, bob)
         try await store.unfollow(followerId: alice.id, followeeId: bob.id)
+        let notifications = SQLNotificationStore(database: database)
+        #expect(try await notifications.list(recipientId: bob.id, page: .init()).items.isEmpty)
+        #expect(try await notifications.unreadCount(recipientId: bob.id) == 0)
+        #expect(try await notifications.groups(recipientId: bob.id, page: .init()).items.isEmpty)
         try await follow(alice, bob)
         try await follow(alice, bob, notifyPosts: true)
-        let notifications = SQLNotificationStore(database: database)
         let list = try await notifications.list(recipientId: bob.id, page: .init())
         #expect(list.items.map(\.type.wire) == ["follow"])
         #expect(list.items.map(\.actorId) == [alice.id])
-        #expect(list.items.first?.seq == 1)
+        #expect(list.items.first?.seq == 2)
+        #expect(list.unreadCount == 1)
         #expect(try await notifications.list(recipientId: alice.id, page: .init()).items.isEmpty)
     }
 
@@ -104,10 +110,11 @@ struct FollowStoreTests {
             cursor = page.nextCursor
         } while cursor != nil
         #expect(seen.count == 25 && Set(seen).count == 25)
-        // One follow notification per fan, however often they followed again.
+        // One follow notification per fan who follows now (an unfollow removes it).
         let list = try await SQLNotificationStore(database: database).list(
             recipientId: star.id, page: .init(limit: 100))
-        #expect(list.items.count == 50 && Set(list.items.map(\.actorId)).count == 50)
+        #expect(list.items.count == 25 && Set(list.items.map(\.actorId)).count == 25)
+        #expect(list.unreadCount == 25)
     }
 
     @Test func listsAreNewestFirstWithoutRepeatsOrSkipsWhileEdgesChange() async throws {
