@@ -59,14 +59,20 @@ enum NotificationGroupPage {
                         candidates.append(Candidate(position: asOf, row: r, single: false))
                     }
                 }
+                // The big table through its singles index (named: SQLite without statistics
+                // would take the primary key's range, every notification of the recipient), the
+                // small one through its primary key.
                 for (table, filter) in [
-                    ("notifications", "n.type IN (4, 5) AND n.recipient = ?1 AND n.seq < ?2"),
-                    ("recent_notifications", "n.recipient = ?1 AND n.seq < ?2 AND n.type IN (4, 5)"),
+                    (
+                        "notifications n \(c.sql(sqlite: "INDEXED BY notifications_singles", postgres: ""))",
+                        "n.type IN (4, 5) AND n.recipient = ?1 AND n.seq < ?2"
+                    ),
+                    ("recent_notifications n", "n.recipient = ?1 AND n.seq < ?2 AND n.type IN (4, 5)"),
                 ] {
                     for r in try c.query(
                         """
                         SELECT n.seq, n.type, n.created_at, a.id AS actor_id, p.id AS post_id, p.thumbnail_url
-                        FROM \(table) n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
+                        FROM \(table) JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
                         WHERE \(filter) ORDER BY n.seq DESC LIMIT ?3
                         """, [recipient, bound, limit + 1])
                     {

@@ -53,10 +53,12 @@ enum NotificationGroups {
         recipient: Int64, type: Int64, grp: Int64, upTo: Int64 = Int64.max, limit: Int, on c: DatabaseConnection
     ) throws -> [Member] {
         var members: [Member] = []
+        // SQLite without statistics would take the primary key's (recipient) range, a scan of
+        // every notification of the recipient: the grp index is named.
         for table in ["recent_notifications", "notifications"] {
             for r in try c.query(
                 """
-                SELECT seq, actor, created_at FROM \(table)
+                SELECT seq, actor, created_at FROM \(table) \(c.sql(sqlite: "INDEXED BY \(table)_by_group", postgres: ""))
                 WHERE recipient = ? AND type = ? AND grp = ? AND seq <= ? ORDER BY seq DESC LIMIT ?
                 """, [recipient, type, grp, upTo, limit])
             {

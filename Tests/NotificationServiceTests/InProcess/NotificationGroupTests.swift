@@ -1,5 +1,6 @@
 import Foundation
 import Shared
+import TestSupport
 import Testing
 
 @testable import NotificationService
@@ -264,6 +265,71 @@ struct NotificationGroupTests {
         let fresh = try await allGroups(pageSize: 4)
         #expect(fresh.count == 30 + round)
         try await expectConsistent()
+    }
+
+    /// A database of the schema before groups (notification.1...11) with notifications in both
+    /// tables, a deleted seq below and at the head, and a read mark, opened with today's
+    /// migrations: its groups and its badge are filled from the rows, once.
+    @Test func theMigrationFillsGroupsAndTheBadgeFromExistingRows() async throws {
+        let directory = makeTemporaryDirectory("notification-groups-migration")
+        let old = try Database(
+            location: try TestStorage.location(directory, "notification"), producer: "notification",
+            migrations: Array(NotificationSchema.migrations.dropLast()), legacy: NotificationSchema.legacy)
+        let day = Self.noon / NotificationGroups.msPerDay * NotificationGroups.msPerDay
+        try await old.write { tx in
+            let c = tx.connection
+            var keys: [String: Int64] = [:]
+            for id in ["u-owner", "u-a", "u-b", "u-c", "u-d"] {
+                keys[id] = try c.insertReturning(
+                    "INSERT INTO identities(id, username, version) VALUES (?, ?, 1) RETURNING key", [id, id])
+            }
+            let p1 = try c.insertReturning(
+                "INSERT INTO posts(id, thumbnail_url) VALUES ('p1', 'https://img.example/p1.jpg') RETURNING key")
+            let p9 = try c.insertReturning(
+                "INSERT INTO posts(id, thumbnail_url) VALUES ('p9', 'https://img.example/p9.jpg') RETURNING key")
+            let owner = keys["u-owner"]!
+            // seq, table, type, actor, post, once, detail, created_at; seqs 3 and 8 were deleted.
+            let rows: [(Int64, String, Int64, String, Int64?, Int64?, String?, Int64)] = [
+                (1, "notifications", 1, "u-a", p1, p1, "photo", day + 1),
+                (2, "notifications", 2, "u-b", nil, 0, nil, day + 2),
+                (4, "notifications", 1, "u-c", p1, p1, "video", day + 4),
+                (5, "notifications", 4, "u-d", p9, p9, nil, day + 5),
+                (6, "recent_notifications", 2, "u-c", nil, 0, nil, day + NotificationGroups.msPerDay),
+                (7, "recent_notifications", 1, "u-d", p1, p1, "photo", day + NotificationGroups.msPerDay + 1),
+            ]
+            for r in rows {
+                try tx.query(
+                    "INSERT INTO \(r.1)(recipient, seq, type, actor, post, once, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [owner, r.0, r.2, keys[r.3]!, r.4, r.5, r.6, r.7])
+            }
+            try tx.query(
+                "INSERT INTO recipients(recipient, read_seq, head_floor, merged_head) VALUES (?, 1, 8, 5)", [owner])
+        }
+        let database = try TestDatabase.open(in: directory)
+        let store = SQLNotificationStore(database: database)
+        #expect(try await store.unreadCount(recipientId: Self.owner) == 5)
+        let page = try await store.groups(recipientId: Self.owner, page: .init())
+        #expect(page.unreadCount == 5)
+        #expect(
+            page.items.map(\.key).map { $0.hasPrefix("tag:") ? "tag" : $0 } == [
+                "like:p1", "follow:2026-01-02", "tag", "follow:2026-01-01",
+            ])
+        #expect(page.items.map(\.count) == [3, 1, 1, 1])
+        #expect(page.items[0].actorIds == ["u-d", "u-c", "u-a"] && page.items[0].latestSeq == 7)
+        #expect(page.items[0].latestAt == Timestamp.format(ms: day + NotificationGroups.msPerDay + 1))
+        #expect(page.items.map(\.read) == [false, false, false, false])
+        // The service goes on from there: the next seq, the group, the badge.
+        let writer = self.writer
+        _ = try await database.write { tx in
+            try writer.insert(
+                NewNotification(
+                    recipientId: Self.owner, actorId: "u-e", type: .like, detail: "photo",
+                    post: .init(id: "p1", thumbnailURL: "https://img.example/p1.jpg"), createdAt: Self.noon),
+                in: tx)
+        }
+        #expect(try await store.groups(recipientId: Self.owner, page: .init()).items.first?.latestSeq == 9)
+        #expect(try await store.markRead(recipientId: Self.owner, upToSeq: 8) == 1)
+        #expect(try await store.markRead(recipientId: Self.owner, upToSeq: nil) == 0)
     }
 
     @Test func groupTexts() {
