@@ -11,14 +11,14 @@ struct UserRef: Sendable, Equatable {
 /// equal the number of edges.
 protocol FollowStore: Sendable {
     /// Creates the edge (or changes its `notifyPosts` when given), emits `notification.follow.changed`
-    /// on a real change, and stores the followee's `follow` notification, in one transaction.
-    /// An unfollow removes that notification, so following again notifies again.
+    /// on a real change, and stores the followee's `follow` notification (deduplicated:
+    /// following again after an unfollow makes none), in one transaction.
     func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
         -> Notifications.Follow.Reply
 
     /// Removes the edge if present (emitting `notification.follow.changed`) and the followee's
     /// `follow` notification from the follower (`NotificationRemoval`: its group and the badge
-    /// with it); idempotent.
+    /// with it; following again does not notify again); idempotent.
     func unfollow(followerId: String, followeeId: String) async throws
 
     /// Counts and the viewer's relation, read in one snapshot.
@@ -99,7 +99,7 @@ struct SQLFollowStore: FollowStore {
                 try NotificationRemoval.rows(
                     where: "recipient = ? AND actor = ? AND type = ? AND once = 0",
                     [to, from, NotificationType.follow.rawValue], on: tx.connection),
-                in: tx)
+                suppressRepeat: true, in: tx)
             try tx.emit(
                 Notifications.FollowChanged(
                     followerId: followerId, followeeId: followeeId, following: false,

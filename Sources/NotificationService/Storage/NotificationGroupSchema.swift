@@ -14,6 +14,9 @@ import Shared
 ///   insert and removal (`NotificationWriter`, `NotificationRemoval`), never rebuilt on read.
 /// - `notifications_singles`: partial index (recipient, seq) of `tag` and `post` rows of the
 ///   big table, for the ungrouped items of a page of groups.
+/// - `notification_suppressed`: the dedup keys (`once`) of notifications an unlike or an unfollow
+///   removed, so that repeating the action (like again, follow again) does not notify a second
+///   time (API.md) though the notification itself is gone.
 /// - `recipients.removed_unread` and `removed_unread(recipient, seq)`: notifications removed
 ///   while unread (seq above the read mark), so the unread count is head − read − removed,
 ///   three stored numbers (`SQLNotificationStore.unreadCount`).
@@ -80,6 +83,13 @@ enum NotificationGroupSchema {
                 AND n.grp = notification_groups.grp AND n.actor <> notification_groups.actor1
                 AND n.actor <> notification_groups.actor2
                 ORDER BY n.seq DESC LIMIT 1) WHERE actor2 IS NOT NULL;
+
+            CREATE TABLE notification_suppressed(
+                recipient \(int) NOT NULL,
+                actor \(int) NOT NULL,
+                type \(int) NOT NULL,
+                once \(int) NOT NULL,
+                PRIMARY KEY(recipient, actor, type, once))\(withoutRowid);
 
             ALTER TABLE recipients ADD COLUMN removed_unread \(int) NOT NULL DEFAULT 0;
             CREATE TABLE removed_unread(

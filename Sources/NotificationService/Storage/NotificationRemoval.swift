@@ -8,20 +8,23 @@ struct RemovedRow: Sendable, Equatable {
     /// Its group within the type (nil: never grouped).
     var grp: Int64?
     var actor: Int64
+    /// Its dedup key (see `NotificationSchema`), nil for none.
+    var once: Int64?
 
-    init(recipient: Int64, seq: Int64, type: Int64, grp: Int64?, actor: Int64) {
+    init(recipient: Int64, seq: Int64, type: Int64, grp: Int64?, actor: Int64, once: Int64?) {
         self.recipient = recipient
         self.seq = seq
         self.type = type
         self.grp = grp
         self.actor = actor
+        self.once = once
     }
 
-    /// A row selected with `recipient, seq, type, grp, actor`. - Throws: `RowError`.
+    /// A row selected with `recipient, seq, type, grp, actor, once`. - Throws: `RowError`.
     init(_ r: Row) throws {
         self.init(
             recipient: try r.int64("recipient"), seq: try r.int64("seq"), type: try r.int64("type"),
-            grp: try r.optionalInt64("grp"), actor: try r.int64("actor"))
+            grp: try r.optionalInt64("grp"), actor: try r.int64("actor"), once: try r.optionalInt64("once"))
     }
 }
 
@@ -35,7 +38,7 @@ enum NotificationRemoval {
     {
         var rows: [RemovedRow] = []
         for table in ["recent_notifications", "notifications"] {
-            rows += try c.query("SELECT recipient, seq, type, grp, actor FROM \(table) WHERE \(condition)", params)
+            rows += try c.query("SELECT recipient, seq, type, grp, actor, once FROM \(table) WHERE \(condition)", params)
                 .map(RemovedRow.init)
         }
         return rows
@@ -47,9 +50,11 @@ enum NotificationRemoval {
     /// - a row above its recipient's read mark leaves a tombstone in `removed_unread` and adds
     ///   one to `recipients.removed_unread` (the badge is head − read − removed);
     /// - each group loses its removed members (`NotificationGroups.remove`): deleted at 0,
-    ///   otherwise its newest member and actors read again.
+    ///   otherwise its newest member and actors read again;
+    /// - with `suppressRepeat` (an unlike, an unfollow), each row's dedup key is kept in
+    ///   `notification_suppressed`, so repeating the action does not notify again (API.md).
     /// - Throws: the engine's error.
-    static func remove(_ rows: [RemovedRow], in tx: Transaction) throws {
+    static func remove(_ rows: [RemovedRow], suppressRepeat: Bool = false, in tx: Transaction) throws {
         if rows.isEmpty { return }
         let c = tx.connection
         let greatest = c.sql(sqlite: "MAX", postgres: "GREATEST")
@@ -62,6 +67,13 @@ enum NotificationRemoval {
             gone += c.changes
             guard gone > 0 else { continue }  // listed twice, or gone already
             removed[row.recipient, default: []].append(row.seq)
+            if suppressRepeat, let once = row.once {
+                try tx.query(
+                    """
+                    INSERT INTO notification_suppressed(recipient, actor, type, once) VALUES (?, ?, ?, ?)
+                    ON CONFLICT DO NOTHING
+                    """, [row.recipient, row.actor, row.type, once])
+            }
             if let grp = row.grp { groups[[row.recipient, row.type, grp], default: 0] += 1 }
         }
         for (recipient, seqs) in removed.sorted(by: { $0.key < $1.key }) {

@@ -76,11 +76,14 @@ struct NotificationWriter: Sendable {
             case .comment: Self.objectKey(n.commentId ?? "")
             case .post: nil  // once per post by `FanOutWorker.start`
             }
-        // The dedup key: the merged table checked here, the recent one by its unique index.
+        // The dedup key: the merged table and the keys of removed ones (an unlike, an
+        // unfollow) checked here, the recent table by its unique index.
         if let once,
             try tx.connection.exists(
-                "SELECT 1 FROM notifications WHERE recipient = ? AND actor = ? AND type = ? AND once = ?",
-                [recipient, actor, n.type.rawValue, once])
+                """
+                SELECT 1 FROM notifications WHERE recipient = ?1 AND actor = ?2 AND type = ?3 AND once = ?4
+                UNION ALL SELECT 1 FROM notification_suppressed WHERE recipient = ?1 AND actor = ?2 AND type = ?3 AND once = ?4
+                """, [recipient, actor, n.type.rawValue, once])
         {
             return nil
         }
@@ -170,15 +173,16 @@ struct NotificationWriter: Sendable {
     static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
         let rows = try tx.query(
             """
-            SELECT recipient, seq, type, grp, actor FROM recent_notifications WHERE post = ?1
-            UNION ALL SELECT recipient, seq, type, grp, actor FROM notifications WHERE post = ?1 LIMIT ?2
+            SELECT recipient, seq, type, grp, actor, once FROM recent_notifications WHERE post = ?1
+            UNION ALL SELECT recipient, seq, type, grp, actor, once FROM notifications WHERE post = ?1 LIMIT ?2
             """, [post, limit])
         try NotificationRemoval.remove(try rows.map(RemovedRow.init), in: tx)
         return rows.count
     }
 
     /// Removes the `like` notification of `actorId` on post `postId` to `recipientId`, if any
-    /// (`NotificationRemoval`), in `tx`: an unlike leaves no trace; liking again notifies again.
+    /// (`NotificationRemoval`), in `tx`: an unlike leaves no trace in the list, the groups or the
+    /// badge; liking again does not notify again (its dedup key stays suppressed, API.md).
     /// - Throws: the engine's error.
     static func removeLike(recipientId: String, actorId: String, postId: String, in tx: Transaction) throws {
         let c = tx.connection
@@ -189,7 +193,7 @@ struct NotificationWriter: Sendable {
             try NotificationRemoval.rows(
                 where: "recipient = ? AND actor = ? AND type = ? AND once = ?",
                 [recipient, actor, NotificationType.like.rawValue, post], on: c),
-            in: tx)
+            suppressRepeat: true, in: tx)
     }
 
     /// A 63-bit key for an object id that has no row of its own (a comment): FNV-1a 64 of its

@@ -193,6 +193,9 @@ struct NotificationGroupTests {
         #expect(p1.count == 4 && p1.actorIds == ["u-3", "u-2", "u-1"] && p1.latestSeq == 4)
         #expect(try await store.unreadCount(recipientId: Self.owner) == 4)
         try await expectConsistent()
+        // Liking again does not notify a second time (API.md); the group stays as it is.
+        #expect(try await add(.like, by: "u-4", post: "p1", detail: "photo") == nil)
+        #expect(try await allGroups().first { $0.key == "like:p1" }?.count == 4)
         // Unlike of a read one: the badge does not move.
         try await database.write { tx in
             try NotificationWriter.removeLike(recipientId: Self.owner, actorId: "u-0", postId: "p1", in: tx)
