@@ -183,7 +183,9 @@ enum NotificationBenchmark {
 
         // Groups and the badge: a page of groups and the unread count of a recipient with
         // `--group-likes` (1,000,000) like notifications (25 posts, 40,000 likers each at the
-        // default) beside one with 10 (10 posts), and the ratio of their medians.
+        // default) beside one with 10 (10 posts), and the ratio of their medians. A page of 20
+        // holds 20 groups for the first and all 10 for the second; a page of 10 compares the
+        // same number of groups.
         if groupLikes > 0 {
             let posts = 25
             let perPost = min(groupLikes / posts, users.count - 1)
@@ -243,6 +245,19 @@ enum NotificationBenchmark {
                         let page = try await client.call(
                             Notifications.ListGroups.self, .init(recipientId: light.id, page: .init(limit: 20)))
                         precondition(page.items.count == 10 && page.unreadCount == 10)
+                    }
+                ),
+                (
+                    "groups page (10)",
+                    { @Sendable () async throws -> Void in
+                        let page = try await client.call(
+                            Notifications.ListGroups.self, .init(recipientId: heavy.id, page: .init(limit: 10)))
+                        precondition(page.items.count == 10)
+                    },
+                    { @Sendable () async throws -> Void in
+                        let page = try await client.call(
+                            Notifications.ListGroups.self, .init(recipientId: light.id, page: .init(limit: 10)))
+                        precondition(page.items.count == 10)
                     }
                 ),
                 (

@@ -2,8 +2,8 @@ import Shared
 
 /// Reads a page of a recipient's notification groups (`notification.list_groups`) from what is
 /// kept on write, never from the history: the multi-member groups from `notification_groups` by
-/// (recipient, position DESC), the singles (`tag`, `post`) from the flat tables (the big table's
-/// `notifications_singles` index, the recent table's primary-key range), merged by position
+/// (recipient, position DESC), the singles (`tag`, `post`) from the flat tables (their
+/// `*_singles` indexes), merged by position
 /// (a single's position is its seq) and cut at `limit` + 1. A page costs a few index ranges of
 /// about `limit` rows whatever the number of notifications.
 ///
@@ -59,15 +59,17 @@ enum NotificationGroupPage {
                         candidates.append(Candidate(position: asOf, row: r, single: false))
                     }
                 }
-                // The big table through its singles index (named: SQLite without statistics
-                // would take the primary key's range, every notification of the recipient), the
-                // small one through its primary key.
+                // Both tables through their singles indexes (named: SQLite without statistics
+                // would take the primary key's range, every notification of the recipient).
                 for (table, filter) in [
                     (
                         "notifications n \(c.sql(sqlite: "INDEXED BY notifications_singles", postgres: ""))",
                         "n.type IN (4, 5) AND n.recipient = ?1 AND n.seq < ?2"
                     ),
-                    ("recent_notifications n", "n.recipient = ?1 AND n.seq < ?2 AND n.type IN (4, 5)"),
+                    (
+                        "recent_notifications n \(c.sql(sqlite: "INDEXED BY recent_notifications_singles", postgres: ""))",
+                        "n.type IN (4, 5) AND n.recipient = ?1 AND n.seq < ?2"
+                    ),
                 ] {
                     for r in try c.query(
                         """

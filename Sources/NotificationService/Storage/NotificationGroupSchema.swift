@@ -12,8 +12,11 @@ import Shared
 ///   ever added: the page order, only ever increasing), `actor1...actor3` (the 3 newest distinct
 ///   actors, newest first) and `detail` (a like's post type). Kept in the transaction of every
 ///   insert and removal (`NotificationWriter`, `NotificationRemoval`), never rebuilt on read.
-/// - `notifications_singles`: partial index (recipient, seq) of `tag` and `post` rows of the
-///   big table, for the ungrouped items of a page of groups.
+/// - `notifications_singles`, `recent_notifications_singles`: partial indexes (recipient, seq) of
+///   `tag` and `post` rows, for the ungrouped items of a page of groups. (On the recent table
+///   too: without it, a recipient with many unmerged likes had them all read by a page, 3.6×
+///   the time of a small recipient's page at 1,000,000 likes; a fan-out pays one more entry per
+///   row in that small table, measured in docs/loadtest.md.)
 /// - `notification_suppressed`: the dedup keys (`once`) of notifications an unlike or an unfollow
 ///   removed, so that repeating the action (like again, follow again) does not notify a second
 ///   time (API.md) though the notification itself is gone.
@@ -48,6 +51,7 @@ enum NotificationGroupSchema {
             CREATE INDEX recent_notifications_by_group ON recent_notifications(recipient, type, grp, seq)
                 WHERE grp IS NOT NULL;
             CREATE INDEX notifications_singles ON notifications(recipient, seq) WHERE type IN (4, 5);
+            CREATE INDEX recent_notifications_singles ON recent_notifications(recipient, seq) WHERE type IN (4, 5);
 
             CREATE TABLE notification_groups(
                 recipient \(int) NOT NULL,

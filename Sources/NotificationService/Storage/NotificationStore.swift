@@ -76,24 +76,20 @@ struct NotificationWriter: Sendable {
             case .comment: Self.objectKey(n.commentId ?? "")
             case .post: nil  // once per post by `FanOutWorker.start`
             }
-        // The dedup key: the merged table and the keys of removed ones (an unlike, an
-        // unfollow) checked here, the recent table by its unique index.
-        if let once,
-            try tx.connection.exists(
-                """
-                SELECT 1 FROM notifications WHERE recipient = ?1 AND actor = ?2 AND type = ?3 AND once = ?4
-                UNION ALL SELECT 1 FROM notification_suppressed WHERE recipient = ?1 AND actor = ?2 AND type = ?3 AND once = ?4
-                """, [recipient, actor, n.type.rawValue, once])
-        {
-            return nil
-        }
         let grp = NotificationGroups.grp(type: n.type, post: post, createdAt: n.createdAt)
+        // The dedup key, in the insert itself: the merged table and the keys of removed ones (an
+        // unlike, an unfollow) by NOT EXISTS, the recent table by its unique index. (The casts
+        // type the parameters that may be NULL for PostgreSQL.)
         guard
             let row = try Self.seqConflictsRetried(
                 tx.connection.queryOne(
                     """
                     INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
-                    VALUES (?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                    SELECT ?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT),
+                        CAST(?6 AS TEXT), ?7, CAST(?8 AS BIGINT)
+                    WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
+                        AND NOT EXISTS (SELECT 1 FROM notification_suppressed
+                            WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
                     ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
                     """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt, grp]))
         else { return nil }
