@@ -3,7 +3,7 @@ import Shared
 import Synchronization
 import TestSupport
 
-/// `Benchmarks notification [--followers N] [--small N] [--likes N] [--concurrency N] [--import-big]`
+/// `Benchmarks notification [--followers N] [--small N] [--likes N] [--group-likes N] [--concurrency N] [--import-big]`
 ///
 /// Starts the real NotificationService against in-process fake AuthService and ProfileService
 /// producers (users arrive as `auth.user.registered` events, so no argon2 cost) and prints:
@@ -12,7 +12,9 @@ import TestSupport
 /// to fan one post out to `--small` (10,000) and `--followers` (100,000) followers with
 /// notifyPosts, measured from the `profile.post.created` commit to the last
 /// notification received on the service's delivery socket (subscribed to every recipient), with the worst latency of a
-/// `notification.header` request answered meanwhile. With `--import-big` the big star's
+/// `notification.header` request answered meanwhile; and a page of notification groups and the
+/// unread count of a recipient with `--group-likes` (1,000,000; 0: skipped) like notifications
+/// beside one with 10 (p50, p99 and the ratio of the p50s). With `--import-big` the big star's
 /// followers arrive through `notification.import_follows` (10,000 a request) and follows per
 /// second are measured on the small star's alone (what `scripts/bench storage` runs, so that an
 /// engine whose follow RPCs are slow still reaches the fan-out in minutes).
@@ -34,6 +36,7 @@ enum NotificationBenchmark {
         let small = option("--small", 10_000)
         let likes = option("--likes", 20_000)
         let concurrency = option("--concurrency", 256)
+        let groupLikes = option("--group-likes", 1_000_000)
         let importBig = options.contains("--import-big")
 
         let context = ZMQContext()
@@ -177,6 +180,108 @@ enum NotificationBenchmark {
             String(
                 format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
                 Double(likes) / likeSeconds, likes, likeSeconds))
+
+        // Groups and the badge: a page of groups and the unread count of a recipient with
+        // `--group-likes` (1,000,000) like notifications (25 posts, 40,000 likers each at the
+        // default) beside one with 10 (10 posts), and the ratio of their medians. A page of 20
+        // holds 20 groups for the first and all 10 for the second; a page of 10 compares the
+        // same number of groups.
+        if groupLikes > 0 {
+            let posts = 25
+            let perPost = min(groupLikes / posts, users.count - 1)
+            let heavy = users[users.count - 1]
+            let light = users[users.count - 2]
+            base = received.value.load(ordering: .relaxed)
+            t0 = Date()
+            var emitted = 0
+            for post in 0..<posts {
+                for chunk in stride(from: 0, to: perPost, by: 5_000) {
+                    let slice = users[chunk..<min(chunk + 5_000, perPost)]
+                    try await profile.write { tx in
+                        for u in slice {
+                            try tx.emit(
+                                Profile.PostLiked(
+                                    postId: "heavy\(post)", ownerId: heavy.id, userId: u.id,
+                                    thumbnailURL: "https://img.example/h.jpg"))
+                        }
+                    }
+                    emitted += slice.count
+                }
+            }
+            try await profile.write { tx in
+                for i in 0..<10 {
+                    try tx.emit(
+                        Profile.PostLiked(
+                            postId: "light\(i)", ownerId: light.id, userId: users[i].id,
+                            thumbnailURL: "https://img.example/l.jpg"))
+                }
+            }
+            done = try await waitFor(base + emitted + 10)
+            say(
+                String(
+                    format: "group likes written:     %d for one recipient in %.2f s (%.0f /s)", emitted,
+                    done.timeIntervalSince(t0), Double(emitted) / done.timeIntervalSince(t0)))
+            let written = emitted
+            /// Median and 99th percentile of `n` calls of `call`, in ms.
+            func timed(_ n: Int, _ call: () async throws -> Void) async throws -> (p50: Double, p99: Double) {
+                var ms: [Double] = []
+                for _ in 0..<n {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    try await call()
+                    ms.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
+                }
+                ms.sort()
+                return (ms[n / 2], ms[min(n - 1, n * 99 / 100)])
+            }
+            for (what, heavyCall, lightCall) in [
+                (
+                    "groups page (20)",
+                    { @Sendable () async throws -> Void in
+                        let page = try await client.call(
+                            Notifications.ListGroups.self, .init(recipientId: heavy.id, page: .init(limit: 20)))
+                        precondition(page.items.count == 20 && page.unreadCount == written)
+                    },
+                    { @Sendable () async throws -> Void in
+                        let page = try await client.call(
+                            Notifications.ListGroups.self, .init(recipientId: light.id, page: .init(limit: 20)))
+                        precondition(page.items.count == 10 && page.unreadCount == 10)
+                    }
+                ),
+                (
+                    "groups page (10)",
+                    { @Sendable () async throws -> Void in
+                        let page = try await client.call(
+                            Notifications.ListGroups.self, .init(recipientId: heavy.id, page: .init(limit: 10)))
+                        precondition(page.items.count == 10)
+                    },
+                    { @Sendable () async throws -> Void in
+                        let page = try await client.call(
+                            Notifications.ListGroups.self, .init(recipientId: light.id, page: .init(limit: 10)))
+                        precondition(page.items.count == 10)
+                    }
+                ),
+                (
+                    "unread count",
+                    { @Sendable () async throws -> Void in
+                        _ = try await client.call(Notifications.UnreadCount.self, .init(recipientId: heavy.id))
+                    },
+                    { @Sendable () async throws -> Void in
+                        _ = try await client.call(Notifications.UnreadCount.self, .init(recipientId: light.id))
+                    }
+                ),
+            ] {
+                _ = try await timed(50, heavyCall)  // warm-up
+                _ = try await timed(50, lightCall)
+                let h = try await timed(500, heavyCall)
+                let l = try await timed(500, lightCall)
+                say(
+                    String(
+                        format:
+                            "%@: %d notifications p50 %.2f ms p99 %.2f ms; 10 notifications p50 %.2f ms p99 %.2f ms; ratio %.2f",
+                        what.padding(toLength: 16, withPad: " ", startingAt: 0), emitted, h.p50, h.p99, l.p50, l.p99,
+                        h.p50 / l.p50))
+            }
+        }
 
         // Fan-out, with a probe measuring how other requests fare meanwhile.
         func fanOut(_ star: Identity, _ count: Int, _ postId: String) async throws {

@@ -6,7 +6,7 @@ import Testing
 /// Two replicas of every service on one PostgreSQL database each, behind one gateway that lists
 /// both in each endpoint variable: requests spread over both, one replica per service is active
 /// (publishes, applies, runs jobs), and a recipient's seq stays gapless while both
-/// NotificationService replicas write for it at once; SIGKILL of each active replica during
+/// NotificationService replicas write for it at once, its groups and badge equal to its list; SIGKILL of each active replica during
 /// likes loses nothing and repeats nothing. Runs in the PostgreSQL pass of `scripts/test`.
 @Suite(.serialized, .enabled(if: TestStorage.engine == .postgres, "replicas need PostgreSQL"))
 struct ReplicaTests {
@@ -128,6 +128,17 @@ struct ReplicaTests {
         #expect(await stream.waitFor(count: expected, timeout: 120), "stream has \(stream.events.count)")
         let streamed = stream.events.compactMap(\.id)
         #expect(streamed.count == expected && Set(streamed).count == expected)
+        // The groups both replicas kept at once (follows are written by either replica, into
+        // the same day's group) equal the flat list, and so does the badge.
+        let groups = try GroupedNotificationTests.groups(http, owner, limit: 4)
+        #expect(groups.count == 1 + posts.count)
+        var members: [String: Int] = [:]
+        for n in items { members[n["groupKey"] as? String ?? "?", default: 0] += 1 }
+        for g in groups {
+            #expect(g["count"] as? Int == followerCount && members[g["key"] as? String ?? ""] == followerCount, "\(g)")
+        }
+        let badge = try http.request("GET", "/v1/notifications/unread-count", token: owner)
+        #expect(badge.object["unreadCount"] as? Int == expected)
         // Counts equal their lists.
         for post in posts {
             let read = try http.request("GET", "/v1/posts/\(post)", token: owner)

@@ -49,8 +49,11 @@ struct NotificationShape: Encodable {
     var actor: PublicUser
     var post: Notifications.Notification.PostRef?
     var followState: FollowState?
+    /// The key of the group this notification belongs to (`NotificationGroupKey`).
+    var groupKey: String
 
     init(_ n: Notifications.Notification, actor: PublicUser) {
+        groupKey = NotificationGroupKey.of(n)
         id = n.id
         seq = n.seq
         type = n.type
@@ -75,6 +78,42 @@ struct NotificationShape: Encodable {
 /// A page of notifications plus the unread count.
 struct NotificationPageShape: Encodable {
     var items: [NotificationShape]
+    var nextCursor: String?
+    var unreadCount: Int
+}
+
+/// `NotificationGroup` (API.md "Grouped notifications"): a stored group with its actors
+/// resolved and its text rendered from their current usernames.
+struct NotificationGroupShape: Encodable {
+    var key: String
+    var type: NotificationKind
+    var count: Int
+    /// The 3 most recent actors, newest first.
+    var actors: [PublicUser]
+    var text: String
+    var post: Notifications.Notification.PostRef?
+    var followState: FollowState?
+    var latestSeq: Int64
+    var latestAt: String
+    var read: Bool
+
+    init(_ g: Notifications.Group, actors: [PublicUser]) {
+        key = g.key
+        type = g.type
+        count = g.count
+        self.actors = actors
+        text = NotificationText.renderGroup(type: g.type, usernames: actors.map(\.username), count: g.count, detail: g.detail)
+        post = g.post
+        followState = g.followState
+        latestSeq = g.latestSeq
+        latestAt = g.latestAt
+        read = g.read
+    }
+}
+
+/// A page of notification groups plus the unread count.
+struct NotificationGroupPageShape: Encodable {
+    var items: [NotificationGroupShape]
     var nextCursor: String?
     var unreadCount: Int
 }

@@ -12,12 +12,10 @@ struct NotificationsController: Controller {
 
     func register(_ routes: inout RouteCollection) {
         routes.add("GET", "/v1/notifications") { try await list($0) }
-        routes.add("POST", "/v1/notifications/read", json: true) { request in
-            let body = try request.body()
-            try body.allowOnly(["upToSeq"])
-            let upTo = try body.int("upToSeq", in: 0...9_007_199_254_740_991)  // the integers JSON carries exactly
-            let r = try await notification.call(
-                Notifications.MarkRead.self, .init(recipientId: try request.userId, upToSeq: upTo))
+        routes.add("POST", "/v1/notifications/read", json: true) { try await markRead($0) }
+        routes.add("GET", "/v1/notifications/groups") { try await groups($0) }
+        routes.add("GET", "/v1/notifications/unread-count") { request in
+            let r = try await notification.call(Notifications.UnreadCount.self, .init(recipientId: try request.userId))
             return try .json(UnreadShape(unreadCount: r.unreadCount))
         }
         routes.add("GET", "/v1/notifications/stream", streaming: true) { try await stream($0) }
@@ -33,6 +31,44 @@ struct NotificationsController: Controller {
             NotificationPageShape(
                 items: list.items.compactMap { n in actors[n.actorId].map { NotificationShape(n, actor: $0) } },
                 nextCursor: list.nextCursor, unreadCount: list.unreadCount))
+    }
+
+    /// `POST /v1/notifications/read`: `{upToSeq}` or `{all: true}` (exactly one) → `{unreadCount}`.
+    /// - Throws: 400 naming `upToSeq` (missing, or not an integer JSON carries exactly) or `all`
+    ///   (not `true`, or given with `upToSeq`).
+    func markRead(_ request: Request) async throws -> HTTPResponse {
+        let body = try request.body()
+        try body.allowOnly(["upToSeq", "all"])
+        let recipientId = try request.userId
+        let call: Notifications.MarkRead.Request
+        if body.has("all") {
+            guard try body.bool("all") else { throw Problem.invalidField("all", "must be true (or give upToSeq instead)") }
+            guard !body.has("upToSeq") else {
+                throw Problem.invalidField("all", "give either upToSeq or all, not both")
+            }
+            call = .init(recipientId: recipientId, upToSeq: 0, all: true)
+        } else {
+            // The integers JSON carries exactly.
+            call = .init(recipientId: recipientId, upToSeq: try body.int("upToSeq", in: 0...9_007_199_254_740_991))
+        }
+        let r = try await notification.call(Notifications.MarkRead.self, call)
+        return try .json(UnreadShape(unreadCount: r.unreadCount))
+    }
+
+    /// `GET /v1/notifications/groups` → page of `NotificationGroup` plus `unreadCount`: one
+    /// `notification.list_groups`, then one `profile.users_by_ids` for the actors. A group whose
+    /// actors are all unknown to ProfileService (deleted accounts) is left out.
+    func groups(_ request: Request) async throws -> HTTPResponse {
+        let page = try await notification.call(
+            Notifications.ListGroups.self, .init(recipientId: try request.userId, page: try request.page()))
+        let actors = try await users.users(page.items.flatMap(\.actorIds))
+        return try .json(
+            NotificationGroupPageShape(
+                items: page.items.compactMap { g in
+                    let known = g.actorIds.compactMap { actors[$0] }
+                    return known.isEmpty ? nil : NotificationGroupShape(g, actors: known)
+                },
+                nextCursor: page.nextCursor, unreadCount: page.unreadCount))
     }
 
     /// `GET /v1/notifications/stream`: Server-Sent Events. With `Last-Event-ID` (or `?since=`),

@@ -3,7 +3,7 @@ import Shared
 /// Turns ProfileService's events into notifications, each applied in the subscriber's
 /// transaction together with the subscriber's cursor, so a restart or a replay never applies an
 /// event twice (and should a cursor ever go back, every notification has a dedup key: the
-/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like`, comments → `comment`, new posts → `tag` for the tagged users
+/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes none), comments → `comment`, new posts → `tag` for the tagged users
 /// and `post` for followers with `notifyPosts` (through `FanOutWorker`), deleted posts → their
 /// notifications removed (also through the worker when there are many).
 struct ProfileEventHandlers: Sendable {
@@ -23,6 +23,11 @@ struct ProfileEventHandlers: Sendable {
                     recipientId: e.ownerId, actorId: e.userId, type: .like, detail: e.postType ?? "photo",
                     post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time)),
                 in: tx)
+            return .applied
+        }
+        subscriber.on(Profile.PostUnliked.self) { event, tx in
+            try NotificationWriter.removeLike(
+                recipientId: event.body.ownerId, actorId: event.body.userId, postId: event.body.postId, in: tx)
             return .applied
         }
         subscriber.on(Profile.PostCommented.self) { event, tx in

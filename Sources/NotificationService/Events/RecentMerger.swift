@@ -84,8 +84,8 @@ final class RecentMerger: Service {
             let range: [any SQLBindable] = [first.0, first.1, end.0, end.1]
             try tx.query(
                 """
-                INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at)
-                SELECT recipient, seq, type, actor, post, once, detail, created_at FROM recent_notifications
+                INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
+                SELECT recipient, seq, type, actor, post, once, detail, created_at, grp FROM recent_notifications
                 WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) ORDER BY recipient, seq
                 """, range)
             // Each recipient's newest merged seq, so the next seq never has to be looked up in

@@ -17,7 +17,8 @@ struct RetentionPolicy: Sendable, Equatable {
 ///
 /// Per recipient it costs a few index seeks when there is nothing to prune: the oldest and
 /// newest seq and the oldest row's time; only a recipient with more than `count` seqs in that
-/// range or an expired oldest row has rows deleted.
+/// range or an expired oldest row has rows deleted, through `NotificationRemoval` (their groups
+/// lose them, the badge forgets them).
 final class RetentionPruner: Service {
     let database: Database
     let policy: RetentionPolicy
@@ -105,22 +106,20 @@ final class RetentionPruner: Service {
                         "SELECT seq FROM all_notifications WHERE recipient = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
                         [recipient, policy.count - 1])
                     {
-                        for table in ["notifications", "recent_notifications"] {
-                            try tx.query("DELETE FROM \(table) WHERE recipient = ? AND seq < ?", [recipient, keepFrom])
-                            deleted += c.changes
-                        }
+                        let rows = try NotificationRemoval.rows(
+                            where: "recipient = ? AND seq < ?", [recipient, keepFrom], on: c)
+                        try NotificationRemoval.remove(rows, in: tx)
+                        deleted += rows.count
                     }
                 }
                 if let oldestTime = try c.scalar(
                     "SELECT created_at FROM notifications WHERE recipient = ? ORDER BY seq LIMIT 1", [recipient]),
                     oldestTime < cutoff
                 {
-                    for table in ["notifications", "recent_notifications"] {
-                        try tx.query(
-                            "DELETE FROM \(table) WHERE recipient = ? AND seq < ? AND created_at < ?",
-                            [recipient, newest, cutoff])
-                        deleted += c.changes
-                    }
+                    let rows = try NotificationRemoval.rows(
+                        where: "recipient = ? AND seq < ? AND created_at < ?", [recipient, newest, cutoff], on: c)
+                    try NotificationRemoval.remove(rows, in: tx)
+                    deleted += rows.count
                 }
             }
             return (recipient, deleted)

@@ -1,6 +1,7 @@
 import Shared
 
-/// A recipient's notifications: `notification.list`, `notification.since`, `notification.mark_read`, and what
+/// A recipient's notifications: `notification.list`, `notification.since`, `notification.mark_read`,
+/// `notification.list_groups`, `notification.unread_count`, and what
 /// gateways need for routed delivery: `notification.stream_start`, `notification.heads`.
 struct NotificationHandlers: Sendable {
     let store: any NotificationStore
@@ -9,6 +10,12 @@ struct NotificationHandlers: Sendable {
         host.on(Notifications.ListNotifications.self) { request, _ in try await list(request) }
         host.on(Notifications.NotificationsSince.self) { request, _ in try await since(request) }
         host.on(Notifications.MarkRead.self) { request, _ in try await markRead(request) }
+        host.on(Notifications.ListGroups.self) { request, _ in
+            try await store.groups(recipientId: request.recipientId, page: request.page)
+        }
+        host.on(Notifications.UnreadCount.self) { request, _ in
+            .init(unreadCount: try await store.unreadCount(recipientId: request.recipientId))
+        }
         host.on(Notifications.StreamStart.self) { request, _ in try await streamStart(request) }
         host.on(Notifications.Heads.self) { request, _ in try await heads(request) }
     }
@@ -23,9 +30,11 @@ struct NotificationHandlers: Sendable {
         try await store.since(recipientId: request.recipientId, afterSeq: request.afterSeq, limit: request.limit)
     }
 
-    /// Moves the read mark (never back, never past the head).
+    /// Moves the read mark to `upToSeq`, or to the head with `all` (never back, never past the head).
     func markRead(_ request: Notifications.MarkRead.Request) async throws -> Notifications.MarkRead.Reply {
-        .init(unreadCount: try await store.markRead(recipientId: request.recipientId, upToSeq: request.upToSeq))
+        .init(
+            unreadCount: try await store.markRead(
+                recipientId: request.recipientId, upToSeq: request.all == true ? nil : request.upToSeq))
     }
 
     /// The recipient's key (its delivery topic) and head seq.

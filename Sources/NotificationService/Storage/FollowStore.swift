@@ -16,7 +16,9 @@ protocol FollowStore: Sendable {
     func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
         -> Notifications.Follow.Reply
 
-    /// Removes the edge if present (emitting `notification.follow.changed`); idempotent.
+    /// Removes the edge if present (emitting `notification.follow.changed`) and the followee's
+    /// `follow` notification from the follower (`NotificationRemoval`: its group and the badge
+    /// with it; following again does not notify again); idempotent.
     func unfollow(followerId: String, followeeId: String) async throws
 
     /// Counts and the viewer's relation, read in one snapshot.
@@ -93,6 +95,11 @@ struct SQLFollowStore: FollowStore {
                 ).first
             else { return }
             try Self.adjust(follower: from, followee: to, by: -1, in: tx)
+            try NotificationRemoval.remove(
+                try NotificationRemoval.rows(
+                    where: "recipient = ? AND actor = ? AND type = ? AND once = 0",
+                    [to, from, NotificationType.follow.rawValue], on: tx.connection),
+                suppressRepeat: true, in: tx)
             try tx.emit(
                 Notifications.FollowChanged(
                     followerId: followerId, followeeId: followeeId, following: false,

@@ -34,6 +34,8 @@ import Shared
 ///   post's deletion (so a seq is not handed out twice when the newest rows go), and
 ///   `merged_head`, the highest seq ever merged into `notifications` (so the next seq is
 ///   found without a seek into the big table).
+/// - Groups and the badge (`grp`, `notification_groups`, the singles indexes,
+///   `notification_suppressed`, `removed_unread`): see `NotificationGroupSchema`.
 /// - `fanout_jobs`: new posts whose fan-out to `notifyPosts` followers is under way, with the
 ///   last follower key reached (`skip_notified`: a job carried over from the id-ordered
 ///   schema, which skips followers it already reached); `purge_jobs`: deleted posts whose notifications are being
@@ -346,5 +348,6 @@ enum NotificationSchema {
                     INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)',
                         decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
                     """),
+            NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),
         ]
 }

@@ -93,14 +93,10 @@ struct NotificationWriter: Sendable {
             case .comment: Self.objectKey(n.commentId ?? "")
             case .post: nil  // once per post by `FanOutWorker.start`
             }
-        // The dedup key: the merged table checked here, the recent one by its unique index.
-        if let once,
-            try tx.connection.exists(
-                "SELECT 1 FROM notifications WHERE recipient = ? AND actor = ? AND type = ? AND once = ?",
-                [recipient, actor, n.type.rawValue, once])
-        {
-            return nil
-        }
+        let grp = NotificationGroups.grp(type: n.type, post: post, createdAt: n.createdAt)
+        // The dedup key, in the insert itself: the merged table and the keys of removed ones (an
+        // unlike, an unfollow) by NOT EXISTS, the recent table by its unique index. (The casts
+        // type the parameters that may be NULL for PostgreSQL.)
         guard
             let row = try Self.byKey(
                 tx.connection,
@@ -108,13 +104,23 @@ struct NotificationWriter: Sendable {
                     try Self.seqConflictsRetried(
                         tx.connection.queryOne(
                             """
-                            INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-                            VALUES (?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, ?4, ?5, ?6, ?7)
+                            INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
+                            SELECT ?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT),
+                                CAST(?6 AS TEXT), ?7, CAST(?8 AS BIGINT)
+                            WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
+                                AND NOT EXISTS (SELECT 1 FROM notification_suppressed
+                                    WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
                             ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
-                            """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt]))
+                            """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt, grp]))
                 })
         else { return nil }
         let seq = try row.int64("seq")
+        // After the row: a seq clash between replicas fails above, before the group moves.
+        if let grp {
+            try NotificationGroups.add(
+                recipient: recipient, type: n.type, grp: grp, seq: seq, actor: actor, createdAt: n.createdAt,
+                detail: n.type == .like ? n.detail : nil, in: tx)
+        }
         let followState: FollowState? =
             n.type == .follow
             ? (try SQLFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
@@ -179,35 +185,34 @@ struct NotificationWriter: Sendable {
         return (count, last)
     }
 
-    /// Deletes up to `limit` notifications about post `post` (from both tables), raising each
-    /// recipient's `head_floor` to the largest seq deleted, so no seq is handed out twice, in `tx`.
+    /// Deletes up to `limit` notifications about post `post` (from both tables) through
+    /// `NotificationRemoval` (groups, `head_floor`, badge), in `tx`.
     /// - Returns: how many were deleted.
     /// - Throws: the engine's error.
     static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
         let rows = try tx.query(
             """
-            SELECT recipient, seq FROM recent_notifications WHERE post = ?1
-            UNION ALL SELECT recipient, seq FROM notifications WHERE post = ?1 LIMIT ?2
+            SELECT recipient, seq, type, grp, actor, once FROM recent_notifications WHERE post = ?1
+            UNION ALL SELECT recipient, seq, type, grp, actor, once FROM notifications WHERE post = ?1 LIMIT ?2
             """, [post, limit])
-        var floors: [Int64: Int64] = [:]
-        for r in rows {
-            let recipient = try r.int64("recipient")
-            floors[recipient] = max(floors[recipient] ?? 0, try r.int64("seq"))
-        }
-        for (recipient, seq) in floors {
-            try tx.query(
-                """
-                INSERT INTO recipients(recipient, head_floor) VALUES (?, ?)
-                ON CONFLICT(recipient) DO UPDATE SET head_floor = \(tx.connection.sql(sqlite: "MAX", postgres: "GREATEST"))(
-                    recipients.head_floor, excluded.head_floor)
-                """, [recipient, seq])
-        }
-        for r in rows {
-            let key: [any SQLBindable] = [try r.int64("recipient"), try r.int64("seq")]
-            try tx.query("DELETE FROM recent_notifications WHERE recipient = ? AND seq = ?", key)
-            try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq = ?", key)
-        }
+        try NotificationRemoval.remove(try rows.map(RemovedRow.init), in: tx)
         return rows.count
+    }
+
+    /// Removes the `like` notification of `actorId` on post `postId` to `recipientId`, if any
+    /// (`NotificationRemoval`), in `tx`: an unlike leaves no trace in the list, the groups or the
+    /// badge; liking again does not notify again (its dedup key stays suppressed, API.md).
+    /// - Throws: the engine's error.
+    static func removeLike(recipientId: String, actorId: String, postId: String, in tx: Transaction) throws {
+        let c = tx.connection
+        guard let recipient = try Keys.existingUser(recipientId, on: c), let actor = try Keys.existingUser(actorId, on: c),
+            let post = try Keys.existingPost(postId, on: c)
+        else { return }
+        try NotificationRemoval.remove(
+            try NotificationRemoval.rows(
+                where: "recipient = ? AND actor = ? AND type = ? AND once = ?",
+                [recipient, actor, NotificationType.like.rawValue, post], on: c),
+            suppressRepeat: true, in: tx)
     }
 
     /// A 63-bit key for an object id that has no row of its own (a comment): FNV-1a 64 of its
@@ -234,9 +239,16 @@ protocol NotificationStore: Sendable {
     /// Everything after `afterSeq`, oldest first, at most `limit` (1...1,000), and the head.
     func since(recipientId: String, afterSeq: Int64, limit: Int) async throws -> Notifications.NotificationsSince.Reply
 
-    /// Moves the read mark up to `upToSeq` (never back, never past the head). - Returns: the
-    /// unread count afterwards.
-    func markRead(recipientId: String, upToSeq: Int64) async throws -> Int
+    /// Moves the read mark up to `upToSeq`, or to the head when nil (never back, never past the
+    /// head). - Returns: the unread count afterwards.
+    func markRead(recipientId: String, upToSeq: Int64?) async throws -> Int
+
+    /// The unread count (the badge): head − read mark − removed while unread, from counters.
+    func unreadCount(recipientId: String) async throws -> Int
+
+    /// A page of the recipient's notification groups, newest activity first, with the unread
+    /// count (`NotificationGroupPage`). - Throws: 400 `invalid_cursor`.
+    func groups(recipientId: String, page: PageRequest) async throws -> Notifications.ListGroups.Reply
 
     /// The recipient's key (added to the replica as a nameless row when new) and head seq.
     func streamStart(recipientId: String) async throws -> Notifications.StreamStart.Reply
@@ -267,13 +279,15 @@ struct SQLNotificationStore: NotificationStore {
         try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
     }
 
-    static func unreadCount(_ recipient: Int64, readSeq: Int64, on c: DatabaseConnection) throws -> Int {
-        Int(
-            try c.scalar(
-                """
-                SELECT (SELECT COUNT(*) FROM notifications WHERE recipient = ?1 AND seq > ?2)
-                    + (SELECT COUNT(*) FROM recent_notifications WHERE recipient = ?1 AND seq > ?2)
-                """, [recipient, readSeq]) ?? 0)
+    /// The recipient's unread count from stored numbers, never a scan: every seq up to the head
+    /// was handed out once, so it is head − read mark − the notifications removed while unread
+    /// (`recipients.removed_unread`, kept by `NotificationRemoval` and `markRead`), at least 0.
+    static func unreadCount(_ recipient: Int64, on c: DatabaseConnection) throws -> Int {
+        let head = try head(recipient, on: c)
+        let row = try c.queryOne("SELECT read_seq, removed_unread FROM recipients WHERE recipient = ?", [recipient])
+        let read = try row?.int64("read_seq") ?? 0
+        let removed = try row?.int64("removed_unread") ?? 0
+        return Int(max(head - read - removed, 0))
     }
 
     /// Decodes rows selected with `select`.
@@ -312,7 +326,7 @@ struct SQLNotificationStore: NotificationStore {
                     nextCursor: rows.count > limit
                         ? items.last.map { PageCursor.encode(list: "notifications", owner: recipientId, key: $0.seq) }
                         : nil,
-                    unreadCount: try Self.unreadCount(recipient, readSeq: read, on: c))
+                    unreadCount: try Self.unreadCount(recipient, on: c))
             }
         }
     }
@@ -332,19 +346,38 @@ struct SQLNotificationStore: NotificationStore {
         }
     }
 
-    func markRead(recipientId: String, upToSeq: Int64) async throws -> Int {
+    func markRead(recipientId: String, upToSeq: Int64?) async throws -> Int {
         try await database.write { tx in
             let c = tx.connection
             guard let recipient = try Keys.existingUser(recipientId, on: c) else { return 0 }
             let head = try Self.head(recipient, on: c)
+            let old = try Self.readSeq(recipient, on: c)
+            let mark = max(old, min(upToSeq ?? head, head))
+            guard mark > old else { return try Self.unreadCount(recipient, on: c) }
+            // Tombstones at or below the new mark are read now: they leave the counter.
+            try tx.query("DELETE FROM removed_unread WHERE recipient = ? AND seq > ? AND seq <= ?", [recipient, old, mark])
+            let forgotten = c.changes
             try tx.query(
                 """
                 INSERT INTO recipients(recipient, read_seq) VALUES (?1, ?2)
-                ON CONFLICT(recipient) DO UPDATE SET read_seq = \(c.sql(sqlite: "MAX", postgres: "GREATEST"))(
-                    recipients.read_seq, excluded.read_seq)
-                """, [recipient, min(upToSeq, head)])
-            return try Self.unreadCount(recipient, readSeq: try Self.readSeq(recipient, on: c), on: c)
+                ON CONFLICT(recipient) DO UPDATE SET read_seq = excluded.read_seq,
+                    removed_unread = recipients.removed_unread - ?3
+                """, [recipient, mark, forgotten])
+            return try Self.unreadCount(recipient, on: c)
         }
+    }
+
+    func unreadCount(recipientId: String) async throws -> Int {
+        try await database.read { c in
+            try c.snapshot {
+                guard let recipient = try Keys.existingUser(recipientId, on: c) else { return 0 }
+                return try Self.unreadCount(recipient, on: c)
+            }
+        }
+    }
+
+    func groups(recipientId: String, page: PageRequest) async throws -> Notifications.ListGroups.Reply {
+        try await NotificationGroupPage.read(recipientId: recipientId, page: page, on: database)
     }
 
     func streamStart(recipientId: String) async throws -> Notifications.StreamStart.Reply {

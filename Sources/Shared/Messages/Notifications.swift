@@ -249,22 +249,104 @@ public enum Notifications {
         }
     }
 
-    /// Marks read every notification with `seq <= upToSeq`.
+    /// Marks read every notification with `seq <= upToSeq`, or with `all: true` every
+    /// notification up to the head (then `upToSeq` is not read). The read mark never moves back.
     public enum MarkRead: RPC {
         public static let type = "notification.mark_read"
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var recipientId: String
             public var upToSeq: Int64
-            public init(recipientId: String, upToSeq: Int64) {
+            /// true: up to the recipient's head seq (absent in requests from older peers).
+            public var all: Bool?
+            public init(recipientId: String, upToSeq: Int64, all: Bool? = nil) {
                 self.recipientId = recipientId
                 self.upToSeq = upToSeq
+                self.all = all
             }
         }
         public struct Reply: Codable, Sendable, Equatable {
             public var unreadCount: Int
             public init(unreadCount: Int) { self.unreadCount = unreadCount }
         }
+    }
+
+    /// A group of a recipient's notifications (API.md "Grouped notifications"): likes or
+    /// comments on one post, follows of one UTC day, or a single `tag` / `post` notification.
+    /// The gateway resolves `actorIds` and renders the text (`NotificationText.renderGroup`).
+    public struct Group: Codable, Sendable, Equatable {
+        /// `like:<postId>`, `comment:<postId>`, `follow:<YYYY-MM-DD>`, `tag:<notification id>`,
+        /// `post:<notification id>` (`NotificationGroupKey`); opaque to clients.
+        public var key: String
+        public var type: NotificationKind
+        /// Notifications in the group (1 for `tag` and `post`).
+        public var count: Int
+        /// The 3 newest distinct actors, newest first.
+        public var actorIds: [String]
+        /// A like group's post type (`photo`, `video`); nil otherwise.
+        public var detail: String?
+        public var post: Notification.PostRef?
+        /// Set for a group of one `follow`: the recipient's current relation to the actor.
+        public var followState: FollowState?
+        /// The seq of the group's newest notification.
+        public var latestSeq: Int64
+        /// RFC 3339 time of the group's newest notification.
+        public var latestAt: String
+        /// `latestSeq` ≤ the read mark.
+        public var read: Bool
+        public init(
+            key: String, type: NotificationKind, count: Int, actorIds: [String], detail: String?, post: Notification.PostRef?,
+            followState: FollowState?, latestSeq: Int64, latestAt: String, read: Bool
+        ) {
+            self.key = key
+            self.type = type
+            self.count = count
+            self.actorIds = actorIds
+            self.detail = detail
+            self.post = post
+            self.followState = followState
+            self.latestSeq = latestSeq
+            self.latestAt = latestAt
+            self.read = read
+        }
+    }
+
+    /// A page of a recipient's notification groups, newest activity first, with the unread count.
+    /// The cursor carries the position of the last group and the recipient's head seq when the
+    /// first page was read (see the OpenAPI description of `GET /v1/notifications/groups`).
+    /// Errors: 400 `invalid_cursor`.
+    public enum ListGroups: RPC {
+        public static let type = "notification.list_groups"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public var page: PageRequest
+            public init(recipientId: String, page: PageRequest) {
+                self.recipientId = recipientId
+                self.page = page
+            }
+        }
+        public struct Reply: Codable, Sendable {
+            public var items: [Group]
+            public var nextCursor: String?
+            public var unreadCount: Int
+            public init(items: [Group], nextCursor: String?, unreadCount: Int) {
+                self.items = items
+                self.nextCursor = nextCursor
+                self.unreadCount = unreadCount
+            }
+        }
+    }
+
+    /// The recipient's unread count (the badge), from stored counters.
+    public enum UnreadCount: RPC {
+        public static let type = "notification.unread_count"
+        public static let isIdempotent = true
+        public struct Request: Codable, Sendable {
+            public var recipientId: String
+            public init(recipientId: String) { self.recipientId = recipientId }
+        }
+        public typealias Reply = MarkRead.Reply
     }
 
     /// What a gateway needs before it subscribes to a recipient's notifications (see
@@ -391,5 +473,55 @@ public enum NotificationText {
         case .unknown: what = "sent you a notification."
         }
         return "\(actorUsername) \(what)"
+    }
+}
+
+/// The group key of a notification (API.md "Grouped notifications"): `like:<postId>`,
+/// `comment:<postId>`, `follow:<YYYY-MM-DD>` (the UTC day of `createdAt`), `tag:<id>` and
+/// `post:<id>` (never grouped), `<kind>:<id>` for a kind this build does not know. The same key
+/// a `Notifications.Group` of that notification carries.
+public enum NotificationGroupKey {
+    /// The key of `n`.
+    public static func of(_ n: Notifications.Notification) -> String {
+        switch n.type {
+        case .like, .comment: "\(n.type.wire):\(n.post?.id ?? n.id)"
+        case .follow: "follow:\(n.createdAt.prefix(10))"
+        case .tag, .post, .unknown: "\(n.type.wire):\(n.id)"
+        }
+    }
+
+    /// `follow:<YYYY-MM-DD>` of UTC day `day` (days since 1970-01-01).
+    public static func follow(day: Int64) -> String {
+        "follow:\(Timestamp.format(ms: day * 86_400_000).prefix(10))"
+    }
+}
+
+extension NotificationText {
+    /// A group's text (API.md "Grouped notifications"): `alice liked your photo.`, `alice and
+    /// bob liked your photo.`, `alice, bob and 12 others liked your photo.` (`1 other`); the
+    /// same with `commented on your photo.` and `started following you.`; `video` for a like
+    /// group whose `detail` is `video`. `usernames`: the newest actors' current names, newest
+    /// first; `count`: the group's notifications. A `tag` or `post` group (one notification)
+    /// reads as the notification (`render`).
+    public static func renderGroup(type: NotificationKind, usernames: [String], count: Int, detail: String?) -> String {
+        let what: String
+        switch type {
+        case .like: what = "liked your \(detail == "video" ? "video" : "photo")."
+        case .comment: what = "commented on your \(detail == "video" ? "video" : "photo")."
+        case .follow: what = "started following you."
+        case .tag, .post, .unknown:
+            return render(type: type, actorUsername: usernames.first ?? "", detail: detail)
+        }
+        let names = Array(usernames.prefix(count >= 3 ? 2 : count))
+        let others = count - names.count
+        let who: String
+        switch (names.count, others) {
+        case (0, _): who = "someone"
+        case (1, 0): who = names[0]
+        case (2, 0): who = "\(names[0]) and \(names[1])"
+        case (1, _): who = "\(names[0]) and \(others) \(others == 1 ? "other" : "others")"
+        default: who = "\(names[0]), \(names[1]) and \(others) \(others == 1 ? "other" : "others")"
+        }
+        return "\(who) \(what)"
     }
 }

@@ -40,6 +40,42 @@ public enum PageCursor {
     }
 }
 
+extension PageCursor {
+    /// The cursor for the item at `key` in `list` of `owner`, for a list paged against a
+    /// snapshot `head` fixed by its first page (`<list>\n<owner>\n<key>\n<head>`).
+    public static func encode(list: String, owner: String, key: Int64, head: Int64) -> String {
+        encodeRaw("\(list)\n\(owner)\n\(key)\n\(head)")
+    }
+
+    /// The key and head a page continues after (`encode(list:owner:key:head:)`), nil for the
+    /// first page. - Throws: `ServiceError` 400 `invalid_cursor` as `decode`.
+    public static func decodeWithHead(_ token: String?, list: String, owner: String) throws -> (key: Int64, head: Int64)? {
+        guard let token else { return nil }
+        guard token.hasPrefix(prefix), token.utf8.count <= 512 else { throw ServiceError.invalidCursor() }
+        var base64 = String(token.dropFirst(prefix.count))
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64), let text = String(data: data, encoding: .utf8) else {
+            throw ServiceError.invalidCursor()
+        }
+        let parts = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard parts.count == 4, let key = Int64(parts[2]), key > 0, let head = Int64(parts[3]), head >= 0 else {
+            throw ServiceError.invalidCursor()
+        }
+        guard parts[0] == list, parts[1] == owner else {
+            throw ServiceError.invalidCursor("cursor belongs to another list")
+        }
+        return (key, head)
+    }
+
+    private static func encodeRaw(_ text: String) -> String {
+        prefix
+            + Data(text.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+}
+
 extension PageRequest {
     /// `limit` clamped to 1...100 (the gateway answers 400 outside that; this only guards the service).
     public var clampedLimit: Int { min(max(limit, 1), 100) }

@@ -1,0 +1,101 @@
+import Shared
+
+/// A stored notification row about to be removed: its key and what its group and badge need.
+struct RemovedRow: Sendable, Equatable {
+    var recipient: Int64
+    var seq: Int64
+    var type: Int64
+    /// Its group within the type (nil: never grouped).
+    var grp: Int64?
+    var actor: Int64
+    /// Its dedup key (see `NotificationSchema`), nil for none.
+    var once: Int64?
+
+    init(recipient: Int64, seq: Int64, type: Int64, grp: Int64?, actor: Int64, once: Int64?) {
+        self.recipient = recipient
+        self.seq = seq
+        self.type = type
+        self.grp = grp
+        self.actor = actor
+        self.once = once
+    }
+
+    /// A row selected with `recipient, seq, type, grp, actor, once`. - Throws: `RowError`.
+    init(_ r: Row) throws {
+        self.init(
+            recipient: try r.int64("recipient"), seq: try r.int64("seq"), type: try r.int64("type"),
+            grp: try r.optionalInt64("grp"), actor: try r.int64("actor"), once: try r.optionalInt64("once"))
+    }
+}
+
+/// "These notification rows go": the one path every removal takes (an unlike, an unfollow, a
+/// deleted post, retention), so the flat list, the groups and the badge agree afterwards.
+enum NotificationRemoval {
+    /// The rows of `table`s matching `condition` (SQL over the row's columns, with `params`),
+    /// ready for `remove`. - Throws: the engine's error.
+    static func rows(where condition: String, _ params: [any SQLBindable], on c: DatabaseConnection) throws
+        -> [RemovedRow]
+    {
+        var rows: [RemovedRow] = []
+        for table in ["recent_notifications", "notifications"] {
+            rows += try c.query("SELECT recipient, seq, type, grp, actor, once FROM \(table) WHERE \(condition)", params)
+                .map(RemovedRow.init)
+        }
+        return rows
+    }
+
+    /// Deletes `rows` from both notification tables, in `tx`, and keeps what depends on them:
+    /// - each recipient's `head_floor` rises to the largest seq removed (a seq is never handed
+    ///   out twice);
+    /// - a row above its recipient's read mark leaves a tombstone in `removed_unread` and adds
+    ///   one to `recipients.removed_unread` (the badge is head − read − removed);
+    /// - each group loses its removed members (`NotificationGroups.remove`): deleted at 0,
+    ///   otherwise its newest member and actors read again;
+    /// - with `suppressRepeat` (an unlike, an unfollow), each row's dedup key is kept in
+    ///   `notification_suppressed`, so repeating the action does not notify again (API.md).
+    /// - Throws: the engine's error.
+    static func remove(_ rows: [RemovedRow], suppressRepeat: Bool = false, in tx: Transaction) throws {
+        if rows.isEmpty { return }
+        let c = tx.connection
+        let greatest = c.sql(sqlite: "MAX", postgres: "GREATEST")
+        var removed: [Int64: [Int64]] = [:]  // recipient → seqs deleted
+        var groups: [[Int64]: Int] = [:]
+        for row in rows {
+            try tx.query("DELETE FROM recent_notifications WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
+            var gone = c.changes
+            try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
+            gone += c.changes
+            guard gone > 0 else { continue }  // listed twice, or gone already
+            removed[row.recipient, default: []].append(row.seq)
+            if suppressRepeat, let once = row.once {
+                try tx.query(
+                    """
+                    INSERT INTO notification_suppressed(recipient, actor, type, once) VALUES (?, ?, ?, ?)
+                    ON CONFLICT DO NOTHING
+                    """, [row.recipient, row.actor, row.type, once])
+            }
+            if let grp = row.grp { groups[[row.recipient, row.type, grp], default: 0] += 1 }
+        }
+        for (recipient, seqs) in removed.sorted(by: { $0.key < $1.key }) {
+            try tx.query(
+                """
+                INSERT INTO recipients(recipient, head_floor) VALUES (?, ?)
+                ON CONFLICT(recipient) DO UPDATE SET head_floor = \(greatest)(recipients.head_floor, excluded.head_floor)
+                """, [recipient, seqs.max() ?? 0])
+            let read = try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
+            var tombstones = 0
+            for seq in seqs where seq > read {
+                try tx.query(
+                    "INSERT INTO removed_unread(recipient, seq) VALUES (?, ?) ON CONFLICT DO NOTHING", [recipient, seq])
+                tombstones += c.changes
+            }
+            if tombstones > 0 {
+                try tx.query(
+                    "UPDATE recipients SET removed_unread = removed_unread + ? WHERE recipient = ?", [tombstones, recipient])
+            }
+        }
+        for (key, count) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            try NotificationGroups.remove(count, recipient: key[0], type: key[1], grp: key[2], in: tx)
+        }
+    }
+}
