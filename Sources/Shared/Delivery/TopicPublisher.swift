@@ -68,7 +68,7 @@ public final class TopicPublisher: Service {
     @discardableResult
     public func bind() throws -> String {
         let xpub = try ZMQSocket(context, .xpub)
-        try SocketDefaults.apply(xpub)
+        try SocketDefaults.applyStreaming(xpub)
         try xpub.setHighWaterMarks(send: sendHighWaterMark, receive: 100_000)
         try xpub.set(ZMQ_XPUB_VERBOSE, 1)
         try xpub.set(ZMQ_XPUB_VERBOSER, 1)

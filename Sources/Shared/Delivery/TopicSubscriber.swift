@@ -81,7 +81,7 @@ public final class TopicSubscriber: Service {
     /// - Throws: `ZMQError` when the socket cannot be created or connected.
     public func run() async throws {
         let sub = try ZMQSocket(context, .sub)
-        try SocketDefaults.apply(sub)
+        try SocketDefaults.applyStreaming(sub)
         try sub.setHighWaterMarks(send: 100_000, receive: receiveHighWaterMark)
         try security.configureClient(sub, service)
         for endpoint in endpoints { try sub.connect(endpoint) }

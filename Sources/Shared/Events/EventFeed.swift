@@ -101,7 +101,7 @@ final class EventFeed: Sendable {
         var sockets: [(ZMQSocket, PeerConnector)] = []
         for replica in RPCClient.split(endpoint) {
             let sub = try ZMQSocket(context, .sub)
-            try SocketDefaults.apply(sub)
+            try SocketDefaults.applyStreaming(sub)
             try sub.setHighWaterMarks(send: 1_000, receive: 500_000)
             try security.configureClient(sub, producer.name)
             try sub.subscribe("")

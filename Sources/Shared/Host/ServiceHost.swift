@@ -155,7 +155,7 @@ public final class ServiceHost: Service {
         try security.configureServer(router)
         let rpc = try router.bind(rpcBind)
         let pub = try ZMQSocket(context, .pub)
-        try SocketDefaults.apply(pub)
+        try SocketDefaults.applyStreaming(pub)
         try pub.setHighWaterMarks(send: 200_000, receive: 1_000)
         try security.configureServer(pub)
         let events = try pub.bind(eventsBind)

@@ -49,4 +49,30 @@ enum SocketDefaults {
         try socket.setReconnect(intervalMs: 100, maxMs: 1_000)
         try socket.set(ZMQ_CONNECT_TIMEOUT, 2_000)
     }
+
+    /// The tuning of the publish/subscribe sockets (events, delivery): `apply`'s reconnect and
+    /// connect timeout, no ZMTP heartbeats, and TCP keepalives instead (probes after 10 s idle,
+    /// every 5 s, 3 unanswered: a dead peer is dropped in about 25 s).
+    ///
+    /// Why no heartbeats: a subscriber that falls behind fills its pipe, and libzmq then stops
+    /// reading that connection, PINGs and PONGs included. A heartbeat timeout (its own, or the
+    /// publisher's dropping it) then kills a healthy connection, and when the subscriber
+    /// reconnects, libzmq 4.3.4 can abort the process: `Assertion failed: _input_stopped
+    /// (stream_engine_base.cpp)`, zeromq/libzmq#3937, root cause in zeromq/libzmq#4830 (a stale
+    /// write activation from the stalled engine reaches its replacement). It aborted
+    /// NotificationService in `Benchmarks notification --group-likes 1000000`, where a million
+    /// like events outran it. The kernel answers TCP keepalive probes whether or not the
+    /// process reads, so they tell a dead peer from a slow one. A subscriber that lags keeps its
+    /// connection; what the publisher drops at its high-water mark is a gap in the sequence,
+    /// which the subscriber makes good (`EventFeed` replays events; a gateway reads what a stream
+    /// missed from NotificationService).
+    static func applyStreaming(_ socket: ZMQSocket) throws {
+        try socket.setHeartbeat(intervalMs: 0, timeoutMs: 0, ttlMs: 0)
+        try socket.setReconnect(intervalMs: 100, maxMs: 1_000)
+        try socket.set(ZMQ_CONNECT_TIMEOUT, 2_000)
+        try socket.set(ZMQ_TCP_KEEPALIVE, 1)
+        try socket.set(ZMQ_TCP_KEEPALIVE_IDLE, 10)
+        try socket.set(ZMQ_TCP_KEEPALIVE_INTVL, 5)
+        try socket.set(ZMQ_TCP_KEEPALIVE_CNT, 3)
+    }
 }
