@@ -29,6 +29,23 @@ import Testing
         stream.close()
     }
 
+    /// A Last-Event-ID above the recipient's head (an id from another history, e.g. before a
+    /// database reset) resumes from the head: the next notification is sent, not taken for one
+    /// the client already has.
+    @Test func aResumePointAboveTheHeadResumesFromTheHead() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let stream = try SSEClient(port: h.port, token: alice, lastEventId: "100000")
+        #expect(await stream.waitUntilOpen())
+        try await h.fakes.notify("alice", from: "bob", type: .like)
+        try await h.fakes.notify("alice", from: "bob", type: .follow)
+        #expect(await stream.waitFor(count: 2), "stream has \(stream.events.count) events")
+        #expect(stream.events.map(\.id) == ["1", "2"])
+        stream.close()
+    }
+
     /// Notifications that arrive together are enriched together: one `profile.users_by_ids`
     /// call per batch, not per event, and every stream still gets its own events in order.
     @Test func aBurstIsEnrichedInBatchesAndDeliveredInOrder() async throws {

@@ -76,7 +76,8 @@ struct NotificationsController: Controller {
     /// notification after the stream was opened). The response starts once the stream is
     /// attached to its recipient's live channel (503 when NotificationService cannot say where
     /// the recipient's notifications stand); a comment line is sent at once and every
-    /// `GATEWAY_SSE_HEARTBEAT_SECONDS`.
+    /// `GATEWAY_SSE_HEARTBEAT_SECONDS`. A resume point above every notification there is (an
+    /// id from another history) resumes from the newest: the next notification is sent.
     func stream(_ request: Request) async throws -> HTTPResponse {
         var after: Int64?
         if let raw = request.http.header("last-event-id")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty {
@@ -111,14 +112,24 @@ struct NotificationsController: Controller {
                 detail: "this address has \(hub.perAddress) notification streams open already; close one first",
                 retryAfter: 5)
         }
+        let liveAfter: Int64
         do {
-            try await live.attach(sub)
+            liveAfter = try await live.attach(sub)
         } catch {
             stream.close()
             throw error
         }
         stream.append(Array(": connected\n\n".utf8))
-        if let after { Task { await sendBacklog(sub, userId: userId, after: after) } }
+        if let after {
+            if after > liveAfter {
+                // Above everything there is (an id from another history, e.g. before a database
+                // reset): no backlog, and the stream goes on from there instead of taking the next
+                // notifications for ones the client already has.
+                sub.finishBacklog([], resumeAfter: liveAfter)
+            } else {
+                Task { await sendBacklog(sub, userId: userId, after: after) }
+            }
+        }
         return HTTPResponse(stream: stream)
     }
 

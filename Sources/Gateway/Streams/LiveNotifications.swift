@@ -73,8 +73,12 @@ final class LiveNotifications: Sendable {
     /// Attaches an open stream to its recipient's channel, creating the channel (key and head
     /// from `notification.stream_start`, then the subscription) when it is the recipient's first
     /// stream here. Returns once the stream receives everything after the channel's `seen`.
+    /// - Returns: the channel's `seen` then: the stream is offered every notification above it
+    ///   from the moment it was attached (those between are held by the stream until its
+    ///   backlog is in).
     /// - Throws: what `notification.stream_start` throws (the caller closes the stream).
-    func attach(_ sub: StreamHub.Subscription) async throws {
+    @discardableResult
+    func attach(_ sub: StreamHub.Subscription) async throws -> Int64 {
         let userId = sub.userId
         let creates = state.withLock { s -> Bool in
             if s.channels[userId] != nil {
@@ -100,7 +104,7 @@ final class LiveNotifications: Sendable {
             guard resolved else {
                 throw ServiceError(.serviceUnavailable, message: "notifications are unavailable", status: 503)
             }
-            return
+            return state.withLock { $0.channels[userId]?.seen ?? 0 }
         }
         do {
             let start = try await notification.call(Notifications.StreamStart.self, .init(recipientId: userId))
@@ -118,6 +122,7 @@ final class LiveNotifications: Sendable {
             if subscribe {
                 subscriber.withLock { $0 }?.subscribe(NotificationRouting.topic(recipientKey: start.recipientKey))
             }
+            return start.headSeq
         } catch {
             let channel = state.withLock { s -> Channel? in
                 defer { s.channels[userId] = nil }

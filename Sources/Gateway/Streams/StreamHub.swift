@@ -48,9 +48,17 @@ final class StreamHub: Sendable {
         }
 
         /// Writes the backlog (oldest first), then the held live events, and goes live; or, with
-        /// `thenClose` (the backlog is incomplete), closes after the backlog.
-        func finishBacklog(_ items: [(seq: Int64, bytes: [UInt8])], thenClose: Bool = false) {
+        /// `thenClose` (the backlog is incomplete), closes after the backlog. `resumeAfter`: a
+        /// seq below the resume point the stream was opened with, from which it goes on instead
+        /// (the client's Last-Event-ID is above everything there is).
+        func finishBacklog(_ items: [(seq: Int64, bytes: [UInt8])], thenClose: Bool = false, resumeAfter: Int64? = nil) {
             state.withLock { s in
+                if let resumeAfter {
+                    // Live events held since the stream was attached are new to the client,
+                    // even any that `resumeAfter`, read after they arrived, already counts.
+                    let floor = min(resumeAfter, (s.held?.map(\.seq).min() ?? Int64.max) - 1)
+                    if floor < s.lastSeq { s.lastSeq = floor }
+                }
                 for item in items { write(&s, item.seq, item.bytes) }
                 if thenClose {
                     s.held = nil

@@ -501,8 +501,12 @@ extension NotificationText {
     /// bob liked your photo.`, `alice, bob and 12 others liked your photo.` (`1 other`); the
     /// same with `commented on your photo.` and `started following you.`; `video` for a like
     /// group whose `detail` is `video`. `usernames`: the newest actors' current names, newest
-    /// first; `count`: the group's notifications. A `tag` or `post` group (one notification)
-    /// reads as the notification (`render`).
+    /// first (up to 3 distinct); `count`: the group's notifications. A comment group counts
+    /// comments, and one person may comment many times: with fewer than 3 distinct commenters
+    /// the text names exactly them ("alice commented on your photo." for alice's three
+    /// comments); with 3 or more, "others" is the comments beyond the two named (people are
+    /// not counted). A `tag` or `post` group (one notification) reads as the notification
+    /// (`render`).
     public static func renderGroup(type: NotificationKind, usernames: [String], count: Int, detail: String?) -> String {
         let what: String
         switch type {
@@ -512,6 +516,9 @@ extension NotificationText {
         case .tag, .post, .unknown:
             return render(type: type, actorUsername: usernames.first ?? "", detail: detail)
         }
+        // The people in the group: one notification each for likes and follows; for comments,
+        // the distinct commenters when there are fewer than 3 of them.
+        let count = type == .comment && usernames.count < 3 ? usernames.count : count
         let names = Array(usernames.prefix(count >= 3 ? 2 : count))
         let others = count - names.count
         let who: String

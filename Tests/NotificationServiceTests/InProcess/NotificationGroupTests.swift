@@ -344,6 +344,9 @@ struct NotificationGroupTests {
         #expect(text(.like, ["alice", "bob", "carol"], 3) == "alice, bob and 1 other liked your photo.")
         #expect(text(.like, ["alice", "bob", "carol"], 14) == "alice, bob and 12 others liked your photo.")
         #expect(text(.comment, ["alice", "bob"], 2) == "alice and bob commented on your photo.")
+        // A comment group counts comments: one person's three comments name that person alone.
+        #expect(text(.comment, ["alice"], 3) == "alice commented on your photo.")
+        #expect(text(.comment, ["alice", "bob"], 5) == "alice and bob commented on your photo.")
         #expect(text(.follow, ["alice", "bob", "carol"], 3) == "alice, bob and 1 other started following you.")
         #expect(text(.tag, ["alice"], 1) == "alice tagged you in a post.")
         #expect(text(.post, ["alice"], 1) == "alice shared a new post.")
