@@ -120,22 +120,17 @@ struct NotificationsController: Controller {
             throw error
         }
         stream.append(Array(": connected\n\n".utf8))
-        if let after {
-            if after > liveAfter {
-                // Above everything there is (an id from another history, e.g. before a database
-                // reset): no backlog, and the stream goes on from there instead of taking the next
-                // notifications for ones the client already has.
-                sub.finishBacklog([], resumeAfter: liveAfter)
-            } else {
-                Task { await sendBacklog(sub, userId: userId, after: after) }
-            }
-        }
+        if let after { Task { await sendBacklog(sub, userId: userId, after: after, liveAfter: liveAfter) } }
         return HTTPResponse(stream: stream)
     }
 
     /// Fetches everything after `after` in pages and writes it, then lets live events through.
-    /// On a service error the stream is closed (the client resumes with Last-Event-ID).
-    private func sendBacklog(_ sub: StreamHub.Subscription, userId: String, after: Int64) async {
+    /// On a service error the stream is closed (the client resumes with Last-Event-ID). When
+    /// `after` is above the recipient's head (an id from another history, e.g. before a
+    /// database reset), the stream goes on after `liveAfter` (where its live channel stood when
+    /// it was attached: everything above reaches it live) instead of taking the next
+    /// notifications for ones the client already has.
+    private func sendBacklog(_ sub: StreamHub.Subscription, userId: String, after: Int64, liveAfter: Int64) async {
         var cursor = after
         var items: [(seq: Int64, bytes: [UInt8])] = []
         var bytes = 0
@@ -144,6 +139,10 @@ struct NotificationsController: Controller {
             while bytes < streamBufferBytes && !sub.stream.isClosed {
                 let page = try await notification.call(
                     Notifications.NotificationsSince.self, .init(recipientId: userId, afterSeq: cursor, limit: 100))
+                if page.headSeq < after {
+                    sub.finishBacklog([], resumeAfter: liveAfter)
+                    return
+                }
                 let actors = try await users.users(page.items.map(\.actorId))
                 for n in page.items {
                     cursor = max(cursor, n.seq)
