@@ -59,9 +59,25 @@ final class AuthFixture: Sendable {
 
     /// Stops the service with SIGTERM, starts it again and waits until it answers.
     func restart() async throws {
-        try await stop()
-        try await Self.startAuth(cluster)
-        try await waitUntilReachable(client, timeoutMs: Int64(Self.timeoutMs))
+        // Known, not yet explained: about 1 restart in 15 on PostgreSQL, the test's RPC client
+        // gets no connection to the new process for a minute although it printed READY (every
+        // call "auth is unavailable"; seen in 2 of 8 CI runs, always after this SIGTERM
+        // restart). Restarting the service again has the client connect. The tests here are
+        // about events, sessions and persistence across a restart, so after 15 s without a
+        // connection the service is restarted once more, and the stall is reported on stderr
+        // for whoever takes the investigation up (the closing note of 2026-12-03 says what was
+        // tried).
+        for attempt in 1...3 {
+            try await stop()
+            try await Self.startAuth(cluster)
+            do {
+                try await waitUntilReachable(client, timeoutMs: attempt < 3 ? 15_000 : Int64(Self.timeoutMs))
+                return
+            } catch let error as ServiceError where attempt < 3 && error.status == 503 {
+                FileHandle.standardError.write(
+                    Data("AuthFixture.restart: no connection 15 s after READY (attempt \(attempt)); restarting again\n".utf8))
+            }
+        }
     }
 
     /// Kills the service with SIGKILL (no clean shutdown), starts it again and waits until it answers.
