@@ -3,7 +3,8 @@ import Synchronization
 
 /// A write lost a race with a concurrent transaction (e.g. another replica took the same
 /// per-recipient seq) and changed nothing that should be kept: `Database.write` runs it again, up
-/// to three times (its statements then see what the other committed), before failing with it.
+/// to `Database.maxConflictRetries` times (its statements then see what the other committed),
+/// before failing with it.
 /// PostgreSQL's deadlock and serialization failures are run again the same way.
 public struct WriteConflict: Error, CustomStringConvertible {
     public var reason: String
@@ -131,6 +132,13 @@ public final class Database: @unchecked Sendable {
     /// A write of a batch run without savepoints threw: the batch is rolled back and runs again
     /// with a savepoint per write.
     private struct RetryWithSavepoints: Error {}
+
+    /// How many times a write that threw `WriteConflict` runs again. Each conflict means another
+    /// transaction committed first (the losing insert waited for it), so every retry follows
+    /// progress; the bound only ends a write that keeps losing. 3 was too few: with two
+    /// NotificationService replicas writing one recipient's notifications and groups at once, a
+    /// follow lost four times in a row and answered 500 (ReplicaTests, a fresh-clone CI run).
+    static let maxConflictRetries = 20
 
     /// A write of the batch lost a deadlock or a serialization race: the batch runs again.
     private struct TransientBatchFailure: Error {
@@ -261,7 +269,7 @@ public final class Database: @unchecked Sendable {
                                 // A failure of the rollback itself leaves the outer catch to fail them all.
                                 try writer.execute("ROLLBACK TO w")
                                 try writer.execute("RELEASE w")
-                                if error is WriteConflict && conflicts < 3 {
+                                if error is WriteConflict && conflicts < Self.maxConflictRetries {
                                     conflicts += 1
                                     continue  // the other transaction has committed: run it again
                                 }
@@ -286,7 +294,7 @@ public final class Database: @unchecked Sendable {
                     try? writer.execute("ROLLBACK")
                     savepoints = true
                     continue
-                } catch is TransientBatchFailure where batchRetries < 3 {
+                } catch is TransientBatchFailure where batchRetries < Self.maxConflictRetries {
                     // The batch again from BEGIN (its writes are closures: nothing of it committed).
                     try? writer.execute("ROLLBACK")
                     batchRetries += 1
@@ -311,7 +319,8 @@ public final class Database: @unchecked Sendable {
 
     /// Whether `error` is PostgreSQL's deadlock (40P01, where the server rolled this side back)
     /// or serialization failure (40001): races between replicas writing the same rows in
-    /// different orders, which running the batch again resolves (up to three times).
+    /// different orders, which running the batch again resolves (up to `maxConflictRetries`
+    /// times: the other side of a deadlock went on).
     static func isTransient(_ error: any Error) -> Bool {
         guard let error = error as? PostgresError else { return false }
         return error.kind == .deadlock || error.kind == .serializationFailure
