@@ -32,10 +32,14 @@ let package = Package(
         .systemLibrary(name: "CSpawn", providers: [.apt(["libc6-dev"])]),
         // libpq (Debian's libpq-dev, PostgreSQL 15): the second storage engine.
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // OpenSSL's libcrypto (Debian's libssl-dev): ES256 provider tokens for APNs.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv", "CSpawn", "CLibPQ"]),
+        // The APNs provider client (HTTP/2 over libcurl, token auth) behind the PushTransport protocol.
+        .target(name: "APNs", dependencies: ["CCurl", "COpenSSL"]),
         .target(name: "Media", dependencies: ["CVips", "CFFmpeg", "CSodium"]),
         .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
-        .executableTarget(name: "NotificationService", dependencies: ["Shared"]),
+        .executableTarget(name: "NotificationService", dependencies: ["Shared", "APNs"]),
         .executableTarget(name: "ProfileService", dependencies: ["Shared", "Media", "CSodium"]),
         .executableTarget(name: "Gateway", dependencies: ["Shared", "CHTTPParser"], plugins: ["EmbedOpenAPI"]),
         .executableTarget(name: "EmbedResource"),
