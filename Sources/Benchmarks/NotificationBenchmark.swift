@@ -24,6 +24,18 @@ enum NotificationBenchmark {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
+    /// CPU time (user + system) process `pid` has used, in milliseconds: fields 14 and 15 of
+    /// `/proc/<pid>/stat` (proc(5)), in clock ticks of `sysconf(_SC_CLK_TCK)`; nil when unreadable.
+    static func cpuMilliseconds(_ pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // After the parenthesised name: field 3 (state) is index 0, so utime (14) is index 11.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
     static func run(_ options: [String]) async throws {
         func option(_ name: String, _ fallback: Int) -> Int {
             guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1])
@@ -162,6 +174,8 @@ enum NotificationBenchmark {
 
         // Notifications written: a burst of like events, one notification each.
         var base = received.value.load(ordering: .relaxed)
+        let servicePid = cluster.processes["notification"]?.pid
+        let cpuBefore = servicePid.flatMap(Self.cpuMilliseconds)
         t0 = Date()
         for chunk in stride(from: 0, to: likes, by: 5_000) {
             let slice = users[chunk..<min(chunk + 5_000, likes)]
@@ -180,6 +194,13 @@ enum NotificationBenchmark {
             String(
                 format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
                 Double(likes) / likeSeconds, likes, likeSeconds))
+        if let cpuBefore, let cpuAfter = servicePid.flatMap(Self.cpuMilliseconds) {
+            // The figure machine noise disturbs least: the service's CPU time over the burst.
+            say(
+                String(
+                    format: "CPU per like written:    %.0f µs  (NotificationService, %.0f ms over the burst)",
+                    (cpuAfter - cpuBefore) * 1000 / Double(likes), cpuAfter - cpuBefore))
+        }
 
         // Groups and the badge: a page of groups and the unread count of a recipient with
         // `--group-likes` (1,000,000) like notifications (25 posts, 40,000 likers each at the
