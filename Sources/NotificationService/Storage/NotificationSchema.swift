@@ -349,5 +349,6 @@ enum NotificationSchema {
                         decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
                     """),
             NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),
+            NotificationGroupSchema.onInsertMigration(for: "notification.13-groups-on-insert"),
         ]
 }
