@@ -24,18 +24,6 @@ enum NotificationBenchmark {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
-    /// CPU time (user + system) process `pid` has used, in milliseconds: fields 14 and 15 of
-    /// `/proc/<pid>/stat` (proc(5)), in clock ticks of `sysconf(_SC_CLK_TCK)`; nil when unreadable.
-    static func cpuMilliseconds(_ pid: Int32) -> Double? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = text.lastIndex(of: ")")
-        else { return nil }
-        // After the parenthesised name: field 3 (state) is index 0, so utime (14) is index 11.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
     /// Write system calls (`syscw`) and bytes passed to them (`wchar`) by process `pid`, from
     /// `/proc/<pid>/io` (proc(5)); nil when unreadable.
     static func writeCounters(_ pid: Int32) -> (calls: Int, bytes: Int)? {
@@ -188,7 +176,7 @@ enum NotificationBenchmark {
         // Notifications written: a burst of like events, one notification each.
         var base = received.value.load(ordering: .relaxed)
         let servicePid = cluster.processes["notification"]?.pid
-        let cpuBefore = servicePid.flatMap(Self.cpuMilliseconds)
+        let cpuBefore = servicePid.flatMap(ProcessCPU.milliseconds)
         let ioBefore = servicePid.flatMap(Self.writeCounters)
         t0 = Date()
         for chunk in stride(from: 0, to: likes, by: 5_000) {
@@ -208,7 +196,7 @@ enum NotificationBenchmark {
             String(
                 format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
                 Double(likes) / likeSeconds, likes, likeSeconds))
-        if let cpuBefore, let cpuAfter = servicePid.flatMap(Self.cpuMilliseconds) {
+        if let cpuBefore, let cpuAfter = servicePid.flatMap(ProcessCPU.milliseconds) {
             // The figure machine noise disturbs least: the service's CPU time over the burst.
             say(
                 String(
