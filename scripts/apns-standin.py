@@ -35,17 +35,19 @@ Control port (JSON in and out):
                 Rules are tried in the order they were added. Returns {"rules": <number>}.
   GET /pushes   the accepted pushes, oldest first: [{"token", "headers", "payload", "time",
                 "connection"}]; `?atLeast=N&timeout=S` waits up to S seconds (default 30) until
-                there are N.
+                there are N; `since=K` leaves out the first K (to page through a long run).
   GET /requests every request that passed the checks or failed them, with "status" and "reason".
   GET /stats    {"connections": opened, "open": still open, "requests", "accepted", "tokens":
-                distinct provider tokens seen}
+                distinct provider tokens seen, "cpuSeconds": the stand-in's own CPU time so far}
   POST /reset   forgets rules, pushes, requests and counts (open connections stay open).
 """
 
 import argparse
 import base64
 import http.server
+import itertools
 import json
+import logging
 import os
 import re
 import signal
@@ -67,10 +69,14 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 MAX_PAYLOAD = 4096
+MAX_STREAMS = 100
+APNS_IDS = itertools.count(1)
 MAX_COLLAPSE_ID = 64
 TOKEN_MAX_AGE = 3600
 PATH = re.compile(r"^/3/device/([^/?]*)$")
 HEX = re.compile(r"^[0-9a-fA-F]+$")
+# apns-id when the request has none: a UUID-shaped id, this run's random prefix and a counter.
+RUN_ID = str(uuid.uuid4()).upper()[:18]
 
 
 class Rejected(Exception):
@@ -213,8 +219,16 @@ class Connection:
         self.server = server
         self.sock = sock
         self.number = number
+        # h2's own header validation is left out: it costs more than everything else per request,
+        # and the checks below cover what APNs answers with a reason.
         self.conn = h2.connection.H2Connection(
-            config=h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
+            config=h2.config.H2Configuration(
+                client_side=False,
+                header_encoding="utf-8",
+                validate_inbound_headers=False,
+                validate_outbound_headers=False,
+                normalize_outbound_headers=False,
+            )
         )
         self.streams = {}  # stream id -> (headers, bytearray body)
 
@@ -222,10 +236,11 @@ class Connection:
         state = self.server.state
         try:
             self.conn.initiate_connection()
-            self.conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000})
+            # h2 counts open streams by walking them all for each new one: 100 keeps that cheap.
+            self.conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: MAX_STREAMS})
             self.sock.sendall(self.conn.data_to_send())
             while True:
-                data = self.sock.recv(65536)
+                data = self.read()
                 if not data:
                     return
                 for event in self.conn.receive_data(data):
@@ -243,6 +258,28 @@ class Connection:
                 self.sock.close()
             except OSError:
                 pass
+
+    def read(self):
+        """What has arrived: blocks for the first bytes, then takes every TLS record already
+        there, so that a burst of streams is answered with one write."""
+        data = self.sock.recv(65536)
+        if not data:
+            return data
+        chunks = [data]
+        size = len(data)
+        self.sock.setblocking(False)
+        try:
+            while size < 1 << 20:
+                more = self.sock.recv(65536)
+                if not more:
+                    break
+                chunks.append(more)
+                size += len(more)
+        except (ssl.SSLWantReadError, BlockingIOError):
+            pass
+        finally:
+            self.sock.setblocking(True)
+        return b"".join(chunks)
 
     def handle(self, event):
         """False when the connection is to be dropped."""
@@ -310,7 +347,10 @@ class Connection:
         return True
 
     def respond(self, stream_id, status, body, apns_id, retry_after=None):
-        headers = [(":status", str(status)), ("apns-id", apns_id or str(uuid.uuid4()).upper())]
+        if apns_id is None:
+            n = next(APNS_IDS)
+            apns_id = f"{RUN_ID}-{n >> 48:04X}-{n & 0xFFFFFFFFFFFF:012X}"
+        headers = [(":status", str(status)), ("apns-id", apns_id)]
         if retry_after is not None:
             headers.append(("retry-after", str(retry_after)))
         if body is None:
@@ -387,11 +427,12 @@ class Control(http.server.BaseHTTPRequestHandler):
         params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
         if path == "/pushes":
             at_least = int(params.get("atLeast", "0"))
+            since = int(params.get("since", "0"))
             deadline = time.monotonic() + float(params.get("timeout", "30"))
             with state.lock:
                 while len(state.pushes) < at_least and time.monotonic() < deadline:
                     state.lock.wait(deadline - time.monotonic())
-                value = list(state.pushes)
+                value = state.pushes[since:]
             self.reply(200, value)
         elif path == "/requests":
             with state.lock:
@@ -405,6 +446,7 @@ class Control(http.server.BaseHTTPRequestHandler):
                     "requests": len(state.requests),
                     "accepted": len(state.pushes),
                     "tokens": len(state.tokens),
+                    "cpuSeconds": time.process_time(),
                 }
             self.reply(200, value)
         else:
@@ -445,6 +487,7 @@ def main():
     parser.add_argument("--team-id", required=True)
     parser.add_argument("--key-id", required=True)
     args = parser.parse_args()
+    logging.disable(logging.CRITICAL)  # hpack logs every header at debug level
 
     apns = APNsServer(args)
     control = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Control)

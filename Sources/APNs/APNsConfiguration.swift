@@ -156,6 +156,7 @@ public struct APNsConfigurationError: Error, Equatable, CustomStringConvertible 
         self.message = message
     }
 
+    /// The variable and what is wrong, e.g. `APNS_KEY_ID is not set, but …`.
     public var description: String { "\(variable) \(message)" }
 }
 

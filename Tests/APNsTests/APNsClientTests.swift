@@ -214,6 +214,24 @@ import Testing
         #expect(await client.send([]) == [])
     }
 
+    @Test func theStandInRefusesWhatAPNsWould() async throws {
+        let apns = try await APNsStandIn.start()
+        var environment = apns.environment
+        environment["APNS_TOPIC"] = "com.example.other"
+        let wrongTopic = try APNsClient(configuration: try #require(try APNsConfiguration.fromEnvironment(environment)))
+        #expect(await wrongTopic.send([Self.message()]) == [.dropped(reason: "BadTopic")])
+        let client = try Self.client(apns)
+        var noAps = Self.message()
+        noAps.payload = Array(#"{"alert":"hi"}"#.utf8)
+        #expect(await client.send([noAps]) == [.dropped(reason: "BadPayload")])
+        // A token issued two hours ago: expired, renewed once with the same clock, still expired.
+        let configuration = try #require(try APNsConfiguration.fromEnvironment(apns.environment))
+        let past = Int64(Date().timeIntervalSince1970) - 7_200
+        let stale = try APNsClient(configuration: configuration, clock: { past })
+        #expect(await stale.send([Self.message()]) == [.dropped(reason: "ExpiredProviderToken")])
+        #expect(try await apns.stats().accepted == 0)
+    }
+
     @Test func afterShutdownSendsRetry() async throws {
         let apns = try await APNsStandIn.start()
         let client = try Self.client(apns)

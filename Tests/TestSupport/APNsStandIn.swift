@@ -256,14 +256,17 @@ public final class APNsStandIn: @unchecked Sendable {
 
     /// A request that reached the stand-in, accepted or not.
     public struct Request: Sendable, Decodable, Equatable {
+        /// The request path (`:path`).
         public var path: String?
         /// The device token, when the request passed the checks.
         public var token: String?
+        /// The request's header fields (lowercase names, pseudo-headers left out).
         public var headers: [String: String]
         /// The status answered; 0 when the connection was dropped instead.
         public var status: Int
         /// The reason answered (nil for 200).
         public var reason: String?
+        /// Which connection carried it (1 = the first one opened).
         public var connection: Int
     }
 
@@ -279,6 +282,9 @@ public final class APNsStandIn: @unchecked Sendable {
         public var accepted: Int
         /// Distinct provider tokens (JWTs) that passed the checks.
         public var tokens: Int
+        /// The stand-in's CPU time since it started (user + system), seconds: what it cost, for
+        /// load tests that run it beside the system under test.
+        public var cpuSeconds: Double
     }
 
     /// Adds a rule (rules are tried in the order added).
@@ -286,11 +292,11 @@ public final class APNsStandIn: @unchecked Sendable {
         _ = try await control("POST", "/rules", json: rule.fields)
     }
 
-    /// The accepted pushes, oldest first; waits up to `timeout` seconds until there are
-    /// `atLeast` (returns what there is then).
-    public func pushes(atLeast: Int = 0, timeout: Double = 30) async throws -> [Push] {
-        try decode(
-            try await control("GET", "/pushes?atLeast=\(atLeast)&timeout=\(timeout)", timeout: Int(timeout) + 30))
+    /// The accepted pushes, oldest first, after the first `since`; waits up to `timeout` seconds
+    /// until `atLeast` have been accepted in all (returns what there is then).
+    public func pushes(atLeast: Int = 0, since: Int = 0, timeout: Double = 30) async throws -> [Push] {
+        let path = "/pushes?atLeast=\(atLeast)&since=\(since)&timeout=\(timeout)"
+        return try decode(try await control("GET", path, timeout: Int(timeout) + 30))
     }
 
     /// Every request so far, with what it was answered.
