@@ -100,6 +100,25 @@ import Testing
         #expect(client.tokens.tokensMade == 2)
     }
 
+    @Test func theProviderTokenIsReusedThenRenewedAtFortyMinutes() async throws {
+        let apns = try await APNsStandIn.start()
+        let configuration = try #require(try APNsConfiguration.fromEnvironment(apns.environment))
+        let start = Int64(Date().timeIntervalSince1970) - 41 * 60
+        let now = Locked(start)
+        let client = try APNsClient(configuration: configuration, clock: { now.get() })
+        for _ in 0..<3 { _ = await client.send([Self.message()]) }
+        #expect(try await apns.stats().tokens == 1)
+        now.set(start + 40 * 60 - 1)
+        _ = await client.send([Self.message()])
+        #expect(try await apns.stats().tokens == 1)
+        now.set(start + 41 * 60)
+        _ = await client.send([Self.message()])
+        let stats = try await apns.stats()
+        #expect(stats.tokens == 2)
+        #expect(stats.accepted == 5)
+        #expect(client.tokens.tokensMade == 2)
+    }
+
     @Test func aTokenRejectedTwiceIsDroppedNotRenewedAgain() async throws {
         let apns = try await APNsStandIn.start()
         // A key the stand-in does not know: every token is InvalidProviderToken.
