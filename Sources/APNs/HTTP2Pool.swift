@@ -104,8 +104,11 @@ final class HTTP2Pool: @unchecked Sendable {
             completion(HTTP2Result(status: 0, headers: [:], body: [], error: "client shut down"))
             return
         }
+        let wasEmpty = incoming.isEmpty
         incoming.append(Job(exchange: exchange, completion: completion))
-        curl_multi_wakeup(multi)
+        // A queue that was not empty has been signalled since the thread last took it: that
+        // wakeup is still pending, or the thread is about to take the queue.
+        if wasEmpty { curl_multi_wakeup(multi) }
         lock.unlock()
     }
 
