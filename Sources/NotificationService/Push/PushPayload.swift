@@ -42,9 +42,11 @@ enum PushPayload {
             let bytes = Array((try? encoder.encode(body)) ?? Data())
             let over = bytes.count - maxBytes
             if over <= 0 || text.isEmpty { return bytes }
-            // Each character takes at least one byte: drop at least `over` of them.
-            text = String(text.dropLast(over + 1)) + "…"
-            if text == "…" { text = "" }
+            // A character takes 1 to 6 bytes in JSON (`\uXXXX`): dropping over / 6 of them (and
+            // the `…` added before) never cuts more than needed; a few rounds converge.
+            text = String(text.hasSuffix("…") ? text.dropLast() : text[...])
+            text = String(text.dropLast(over / 6 + 1))
+            text = text.isEmpty ? "" : text + "…"
         }
     }
 
