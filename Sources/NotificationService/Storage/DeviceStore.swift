@@ -85,7 +85,8 @@ struct DeviceStore: Sendable {
                     createdAt: try $0.int64("created_at"))
             }
             let next =
-                rows.count > limit ? PageCursor.encode(list: "devices", owner: userId, key: try rows[limit - 1].int64("key")) : nil
+                rows.count > limit
+                ? PageCursor.encode(list: "devices", owner: userId, key: try rows[limit - 1].int64("key")) : nil
             return .init(items: items, nextCursor: next)
         }
     }
@@ -156,7 +157,7 @@ struct DeviceStore: Sendable {
             let user = try Keys.user(r.userId, in: tx)
             var muted =
                 try tx.connection.scalar("SELECT muted FROM push_preferences WHERE user_key = ?", [user]) ?? 0
-            for case let (type, on?) in changes {
+            for case (let type, let on?) in changes {
                 muted = on ? muted & ~Self.muteBit(type) : muted | Self.muteBit(type)
             }
             try tx.query(

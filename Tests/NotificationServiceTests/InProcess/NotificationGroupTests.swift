@@ -277,7 +277,8 @@ struct NotificationGroupTests {
         let directory = makeTemporaryDirectory("notification-groups-migration")
         let old = try Database(
             location: try TestStorage.location(directory, "notification"), producer: "notification",
-            migrations: Array(NotificationSchema.migrations.dropLast()), legacy: NotificationSchema.legacy)
+            migrations: Array(NotificationSchema.migrations.prefix { $0.id != "notification.12-groups-and-badge" }),
+            legacy: NotificationSchema.legacy)
         let day = Self.noon / NotificationGroups.msPerDay * NotificationGroups.msPerDay
         try await old.write { tx in
             let c = tx.connection

@@ -1,8 +1,8 @@
 import APNs
 import Foundation
 import Shared
-import Testing
 import TestSupport
+import Testing
 
 @testable import NotificationService
 
