@@ -58,8 +58,7 @@ struct NotificationApp: ServiceApp {
         if let push {
             sender = PushSender(
                 database: database, transport: push.transport, queue: push.queue, logger: logger,
-                batch: configuration.pushBatch, perRecipient: configuration.pushPerRecipient,
-                leaseMs: Int64(configuration.pushLeaseSeconds) * 1_000)
+                batch: configuration.pushBatch, leaseMs: Int64(configuration.pushLeaseSeconds) * 1_000)
         } else {
             sender = nil
         }

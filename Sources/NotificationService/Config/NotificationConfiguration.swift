@@ -26,9 +26,6 @@ struct NotificationConfiguration: Sendable, Equatable {
     /// `NOTIFICATION_PUSH_BATCH` (1...10,000, default 500): pushes a sender claims and hands to
     /// APNs at once (`PushSender.batch`).
     var pushBatch = 500
-    /// `NOTIFICATION_PUSH_PER_RECIPIENT` (1...1,000, default 4): most pushes of one recipient in
-    /// one batch, so one user's burst does not hold back another's (`PushSender.perRecipient`).
-    var pushPerRecipient = 4
     /// `NOTIFICATION_PUSH_LEASE_SECONDS` (5...3,600, default 60): how long a sender's claim holds
     /// its pushes; a killed sender's pushes are sent by another after it. Must exceed the time
     /// one batch's send can take.
@@ -51,7 +48,6 @@ struct NotificationConfiguration: Sendable, Equatable {
         deliveryHighWaterMark = try env.int(
             "NOTIFICATION_DELIVERY_HWM", default: deliveryHighWaterMark, range: 1_000...10_000_000)
         pushBatch = try env.int("NOTIFICATION_PUSH_BATCH", default: pushBatch, range: 1...10_000)
-        pushPerRecipient = try env.int("NOTIFICATION_PUSH_PER_RECIPIENT", default: pushPerRecipient, range: 1...1_000)
         pushLeaseSeconds = try env.int("NOTIFICATION_PUSH_LEASE_SECONDS", default: pushLeaseSeconds, range: 5...3_600)
     }
 }

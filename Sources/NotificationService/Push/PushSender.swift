@@ -6,8 +6,9 @@ import Shared
 /// It runs in every replica (`NotificationApp.replicaServices`), not only the active one: the
 /// claim makes that safe and N senders drain a celebrity's burst N times as fast. Each step:
 ///
-/// 1. **Claim** (one transaction): up to `batch` due rows, at most `perRecipient` per recipient
-///    (the oldest of each), are leased to this sender until now + `leaseMs`
+/// 1. **Claim** (one transaction): up to `batch` due rows, in (round, id) order (each
+///    recipient's first waiting push before anyone's second: `PushQueueStore.claim`), are
+///    leased to this sender until now + `leaseMs`
 ///    (`claimed_until`, `claimed_by`). PostgreSQL: the rows are locked `FOR UPDATE SKIP LOCKED`
 ///    and their lease checked again under the lock; SQLite: one `UPDATE … RETURNING` on the one
 ///    writer. Two senders never hold the same row. The badge (the recipient's unread count) is
@@ -21,8 +22,11 @@ import Shared
 ///    deleted and logged. A failing apply is tried again (100 ms doubling to 5 s) as long as the
 ///    lease runs, cancellation or not.
 ///
-/// Fairness: a batch takes a few rows per recipient, so a 100,000-row burst for one user (or
-/// a fan-out's) shares every batch with the next user's like instead of queueing it behind.
+/// Fairness: a push's `round` is its place in its recipient's own queue, so a 100,000-row
+/// burst for one user shares every batch with the next user's like (round 0) instead of
+/// queueing it behind. (A window over the due rows, `row_number() OVER (PARTITION BY
+/// recipient)` ≤ K, gave the same order but read the whole queue per claim: 140 ms a claim
+/// with 100,000 rows queued on SQLite, 14 s to drain 50,000 in batches of 500.)
 ///
 /// **Exactly once.** A row is queued in the transaction that writes its notification (never
 /// one without the other), and leaves the queue only in the transaction that records its
@@ -43,8 +47,6 @@ final class PushSender: Service {
     let logger: Logger
     /// Rows claimed per step (one `send` call).
     let batch: Int
-    /// Most rows of one recipient in one batch.
-    let perRecipient: Int
     /// How long a claim holds its rows (ms): longer than a send can take.
     let leaseMs: Int64
     /// How often an idle sender looks for rows the doorbell did not announce (another replica's,
@@ -56,14 +58,13 @@ final class PushSender: Service {
 
     init(
         database: Database, transport: any PushTransport, queue: PushQueue, logger: Logger, batch: Int = 500,
-        perRecipient: Int = 4, leaseMs: Int64 = 60_000, pollMs: Int = 1_000
+        leaseMs: Int64 = 60_000, pollMs: Int = 1_000
     ) {
         self.database = database
         self.transport = transport
         self.queue = queue
         self.logger = logger
         self.batch = batch
-        self.perRecipient = perRecipient
         self.leaseMs = leaseMs
         self.pollMs = pollMs
     }
@@ -92,10 +93,9 @@ final class PushSender: Service {
     @discardableResult
     func step() async throws -> Int {
         let now = queue.clock()
-        let (lease, claimer, limit, perRecipient) = (now + leaseMs, self.claimer, batch, self.perRecipient)
+        let (lease, claimer, limit) = (now + leaseMs, self.claimer, batch)
         let claimed = try await database.write { tx in
-            try PushQueueStore.claim(
-                now: now, leaseUntil: lease, claimer: claimer, limit: limit, perRecipient: perRecipient, in: tx)
+            try PushQueueStore.claim(now: now, leaseUntil: lease, claimer: claimer, limit: limit, in: tx)
         }
         guard !claimed.isEmpty else { return 0 }
         let outcomes = await transport.send(claimed.map(PushPayload.message))
@@ -118,13 +118,14 @@ final class PushSender: Service {
             do {
                 let tally = try await database.write { tx -> [String: Int64] in
                     var tally: [String: Int64] = [:]
+                    var done: [Int64] = []
                     for (push, outcome) in results {
                         switch outcome {
                         case .sent:
-                            try PushQueueStore.remove(push.id, in: tx)
+                            done.append(push.id)
                             tally["push.sent", default: 0] += 1
                         case .dropped(let reason):
-                            try PushQueueStore.remove(push.id, in: tx)
+                            done.append(push.id)
                             tally["push.dropped", default: 0] += 1
                             logger.warning(
                                 "push.dropped", metadata: ["push": "\(push.id)", "reason": reason, "seq": "\(push.seq)"])
@@ -141,6 +142,7 @@ final class PushSender: Service {
                             tally["push.retried", default: 0] += 1
                         }
                     }
+                    try PushQueueStore.remove(done, in: tx)
                     return tally
                 }
                 counters.withLock { c in for (k, v) in tally { c[k, default: 0] += v } }
@@ -164,7 +166,7 @@ final class PushSender: Service {
     ) throws {
         let delay = after.map { Int64(($0 * 1_000).rounded(.up)) } ?? backoffMs(attempts: push.attempts)
         guard now + delay < push.createdAt + PushPayload.lifetimeMs else {
-            try PushQueueStore.remove(push.id, in: tx)
+            try PushQueueStore.remove([push.id], in: tx)
             logger.warning("push.expired", metadata: ["push": "\(push.id)", "attempts": "\(push.attempts + 1)"])
             return
         }

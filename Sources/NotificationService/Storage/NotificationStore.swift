@@ -315,9 +315,12 @@ struct SQLNotificationStore: NotificationStore {
     static func unreadCount(_ recipient: Int64, on c: DatabaseConnection) throws -> Int {
         let head = try head(recipient, on: c)
         let row = try c.queryOne("SELECT read_seq, removed_unread FROM recipients WHERE recipient = ?", [recipient])
-        let read = try row?.int64("read_seq") ?? 0
-        let removed = try row?.int64("removed_unread") ?? 0
-        return Int(max(head - read - removed, 0))
+        return unread(head: head, readSeq: try row?.int64("read_seq") ?? 0, removed: try row?.int64("removed_unread") ?? 0)
+    }
+
+    /// The unread count from the three stored numbers (see `unreadCount(_:on:)`), at least 0.
+    static func unread(head: Int64, readSeq: Int64, removed: Int64) -> Int {
+        Int(max(head - readSeq - removed, 0))
     }
 
     /// Decodes rows selected with `select`.

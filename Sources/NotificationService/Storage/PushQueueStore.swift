@@ -28,6 +28,13 @@ struct ClaimedPush: Sendable, Equatable {
 /// Every function runs in the caller's transaction; the sender and the notification writer
 /// call these, they write no SQL of their own.
 enum PushQueueStore {
+    /// The `round` of a push with seq `seq` for `recipient` (SQL over two column or parameter
+    /// names): how far its seq is past the recipient's oldest queued push, 0 with none queued.
+    /// One seek into `push_queue_by_recipient`.
+    static func round(seq: String, recipient: String) -> String {
+        "\(seq) - COALESCE((SELECT MIN(o.seq) FROM push_queue o WHERE o.recipient = \(recipient)), \(seq))"
+    }
+
     /// Queues one push per device of `recipient` unless they turned pushes of `type` off, in `tx`.
     /// - Parameter now: Unix ms (the row is due at once).
     /// - Returns: the rows queued. - Throws: the engine's error.
@@ -38,8 +45,8 @@ enum PushQueueStore {
     ) throws -> Int {
         try tx.query(
             """
-            INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at)
-            SELECT d.key, ?1, ?2, ?3, ?4, CAST(?5 AS TEXT), ?6, ?6 FROM devices d
+            INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
+            SELECT d.key, ?1, ?2, ?3, ?4, CAST(?5 AS TEXT), ?6, ?6, \(round(seq: "?2", recipient: "?1")) FROM devices d
             WHERE d.user_key = ?1 AND NOT EXISTS (SELECT 1 FROM push_preferences p
                 WHERE p.user_key = ?1 AND (p.muted & ?7) <> 0)
             """, [recipient, seq, type.rawValue, text, collapseID, now, DeviceStore.muteBit(type)])
@@ -50,6 +57,11 @@ enum PushQueueStore {
     /// notifications about `post` of recipients in (`after`, `last`] (the batch the same
     /// transaction just wrote to `recent_notifications`), joined with their devices, less the
     /// recipients who turned `post` pushes off, in `tx`.
+    ///
+    /// A fan-out is one burst, so its rows take rounds 1, 2, 3, … in follower order (each batch
+    /// again from 1, interleaving with what earlier batches left): a like queued during a
+    /// 100,000-follower fan-out (round 0) goes in the next claim, not after the fan-out, and two
+    /// fan-outs share the senders; alone, a fan-out drains as fast as the senders go.
     /// - Returns: the rows queued. - Throws: the engine's error.
     @discardableResult
     static func enqueueFanOut(post: Int64, after: Int64, last: Int64, text: String, now: Int64, in tx: Transaction) throws
@@ -57,8 +69,8 @@ enum PushQueueStore {
     {
         try tx.query(
             """
-            INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at)
-            SELECT d.key, n.recipient, n.seq, n.type, ?4, NULL, ?5, ?5
+            INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
+            SELECT d.key, n.recipient, n.seq, n.type, ?4, NULL, ?5, ?5, row_number() OVER (ORDER BY n.recipient, d.key)
             FROM recent_notifications n JOIN devices d ON d.user_key = n.recipient
             WHERE n.post = ?1 AND n.type = \(NotificationType.post.rawValue) AND n.recipient > ?2 AND n.recipient <= ?3
                 AND NOT EXISTS (SELECT 1 FROM push_preferences p
@@ -77,63 +89,65 @@ enum PushQueueStore {
         try c.queryOne("SELECT username FROM identities WHERE key = ?", [key])?.optionalString("username")
     }
 
-    /// Claims up to `limit` due rows (available, unclaimed or with an expired lease) for
-    /// `claimer` until `leaseUntil`, at most `perRecipient` per recipient (the oldest of each:
-    /// `row_number() OVER (PARTITION BY recipient ORDER BY id)`), oldest first, in `tx`.
+    /// Claims up to `limit` due rows (available, and unclaimed or with an expired lease) for
+    /// `claimer` until `leaseUntil`, in `(round, id)` order, in `tx`: every recipient's first
+    /// waiting push (round 0) before anyone's second, and so on, oldest first within a round, so a
+    /// burst for one recipient (1,000 likes, or many of a celebrity's) shares each batch with
+    /// other recipients' new pushes instead of holding them back; with nothing else waiting,
+    /// a batch takes the burst's rows as fast as they go. The claim reads the `(round, id)`
+    /// index up to `limit` due rows, whatever the queue's length.
     ///
-    /// On PostgreSQL the chosen rows are locked `FOR UPDATE SKIP LOCKED` and their lease checked
-    /// again under the lock, so two senders never claim the same row: a row another sender's
-    /// open transaction claims is skipped, and one it claimed and committed fails the check. On
-    /// SQLite the one writer runs the claim `UPDATE … RETURNING` alone.
+    /// On PostgreSQL the rows are picked `FOR UPDATE SKIP LOCKED` (a row another sender's open
+    /// claim holds is skipped; one it claimed and committed fails the lease check under the
+    /// lock); on SQLite the one writer runs the claim `UPDATE … RETURNING` alone. Two senders
+    /// never claim the same row.
     /// - Parameters: `now`, `leaseUntil`: Unix ms.
     /// - Returns: the claimed rows with their device tokens, badges and notification ids.
     /// - Throws: the engine's error.
-    static func claim(
-        now: Int64, leaseUntil: Int64, claimer: String, limit: Int, perRecipient: Int, in tx: Transaction
-    ) throws -> [ClaimedPush] {
+    static func claim(now: Int64, leaseUntil: Int64, claimer: String, limit: Int, in tx: Transaction) throws
+        -> [ClaimedPush]
+    {
         let c = tx.connection
-        let lock =
-            c.engine == .postgres
-            ? """
-            , locked AS (SELECT q.id FROM push_queue q JOIN picked ON picked.id = q.id
-                WHERE q.claimed_until <= ?1 AND q.available_at <= ?1 FOR UPDATE OF q SKIP LOCKED)
-            """ : ""
         let ids = try c.query(
             """
-            WITH due AS (
-                SELECT id, row_number() OVER (PARTITION BY recipient ORDER BY id) AS r
-                FROM push_queue WHERE available_at <= ?1 AND claimed_until <= ?1),
-            picked AS (SELECT id FROM due WHERE r <= ?2 ORDER BY id LIMIT ?3)\(lock)
-            UPDATE push_queue SET claimed_until = ?4, claimed_by = ?5
-            WHERE id IN (SELECT id FROM \(c.engine == .postgres ? "locked" : "picked")) RETURNING id
-            """, [now, perRecipient, limit, leaseUntil, claimer]
+            WITH picked AS (
+                SELECT id FROM push_queue WHERE available_at <= ?1 AND claimed_until <= ?1
+                ORDER BY round, id LIMIT ?2\(c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED")))
+            UPDATE push_queue SET claimed_until = ?3, claimed_by = ?4
+            WHERE id IN (SELECT id FROM picked) RETURNING id
+            """, [now, limit, leaseUntil, claimer]
         ).map { try $0.int64("id") }
         guard !ids.isEmpty else { return [] }
+        // The rows with their tokens and the three numbers of each recipient's badge
+        // (`SQLNotificationStore.unreadCount`), in one statement.
         let rows = try c.query(
             """
-            SELECT q.id, q.device, d.token, q.recipient, q.seq, q.type, q.text, q.collapse_id, q.attempts, q.created_at
-            FROM push_queue q JOIN devices d ON d.key = q.device
+            SELECT q.id, q.device, d.token, q.recipient, q.seq, q.type, q.text, q.collapse_id, q.attempts, q.created_at,
+                \(NotificationWriter.head("q.recipient", c.engine)) AS head, COALESCE(f.read_seq, 0) AS read_seq,
+                COALESCE(f.removed_unread, 0) AS removed_unread
+            FROM push_queue q JOIN devices d ON d.key = q.device LEFT JOIN recipients f ON f.recipient = q.recipient
             WHERE q.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) ORDER BY q.id
             """, ids)
         let notificationIds = try NotificationIds.load(on: c)
-        var badges: [Int64: Int] = [:]
         return try rows.map { r in
             let recipient = try r.int64("recipient")
             let seq = try r.int64("seq")
-            let badge = try badges[recipient] ?? SQLNotificationStore.unreadCount(recipient, on: c)
-            badges[recipient] = badge
             return ClaimedPush(
                 id: try r.int64("id"), device: try r.int64("device"), token: try r.string("token"), recipient: recipient,
                 seq: seq, type: NotificationType(rawValue: try r.int64("type")) ?? .post, text: try r.string("text"),
                 collapseID: try r.optionalString("collapse_id"), attempts: try r.int64("attempts"),
-                createdAt: try r.int64("created_at"), badge: badge,
+                createdAt: try r.int64("created_at"),
+                badge: SQLNotificationStore.unread(
+                    head: try r.int64("head"), readSeq: try r.int64("read_seq"), removed: try r.int64("removed_unread")),
                 notificationId: notificationIds.id(recipient: recipient, seq: seq))
         }
     }
 
-    /// Removes a row that was sent or dropped. - Throws: the engine's error.
-    static func remove(_ id: Int64, in tx: Transaction) throws {
-        try tx.query("DELETE FROM push_queue WHERE id = ?", [id])
+    /// Removes rows that were sent or dropped, in one statement. - Throws: the engine's error.
+    static func remove(_ ids: [Int64], in tx: Transaction) throws {
+        guard !ids.isEmpty else { return }
+        try tx.query(
+            "DELETE FROM push_queue WHERE id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))", ids)
     }
 
     /// Releases `claimer`'s claim of row `id` and makes it due again at `availableAt` (Unix ms),

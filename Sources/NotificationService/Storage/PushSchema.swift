@@ -15,10 +15,14 @@ import Shared
 /// - `push_queue`: one row per (notification, device) still to be sent, written in the
 ///   transaction that writes the notification (`PushQueueStore.enqueue`). It keeps what the
 ///   payload needs: `recipient` and `seq` (the notification's id is derived from them), `type`,
-///   `text` (rendered when queued), `collapse_id`; `available_at` (Unix ms: not before),
+///   `text` (rendered when queued), `collapse_id`; `round`, its place in the recipient's own
+///   queue when queued (its seq minus the seq of the recipient's oldest queued push: 0 for a
+///   recipient with nothing waiting), by which senders claim, so a burst for one recipient
+///   does not hold back another's first push; `available_at` (Unix ms: not before),
 ///   `claimed_until` / `claimed_by` (a sender's lease, `PushSender`), `attempts`, `created_at`
-///   (Unix ms: the push expires a day after). `push_queue_by_recipient` serves the fair claim
-///   (a few rows per recipient per batch) and `push_queue_by_device` the deletes of a device.
+///   (Unix ms: the push expires a day after). `push_queue_by_round` (round, id) is the claim's
+///   order, `push_queue_by_recipient` (recipient, seq) finds a recipient's oldest queued seq,
+///   `push_queue_by_device` serves the deletes of a device.
 enum PushSchema {
     /// `notification.13-push` on both engines.
     static func migration(for id: String) -> Migration {
@@ -56,10 +60,11 @@ enum PushSchema {
                 claimed_until \(int) NOT NULL DEFAULT 0,
                 claimed_by TEXT,
                 attempts \(int) NOT NULL DEFAULT 0,
+                round \(int) NOT NULL,
                 created_at \(int) NOT NULL);
-            CREATE INDEX push_queue_by_recipient ON push_queue(recipient, id);
+            CREATE INDEX push_queue_by_round ON push_queue(round, id);
+            CREATE INDEX push_queue_by_recipient ON push_queue(recipient, seq);
             CREATE INDEX push_queue_by_device ON push_queue(device);
-            CREATE INDEX push_queue_by_available ON push_queue(available_at);
             """
     }
 }

@@ -6,6 +6,10 @@ import Testing
 
 @testable import NotificationService
 
+/// An opt-in measurement, not a check (`PUSH_TIMING=1 swift test --filter PushClaimTiming`):
+/// 100,000 queued pushes (one per recipient, as a fan-out leaves them), then claims of 500 and of
+/// 2,000 with the badge read and the rows deleted, as `PushSender` does without a transport, until
+/// half are gone; prints the time per batch size (docs/push.md).
 struct PushClaimTiming {
     @Test(.enabled(if: ProcessInfo.processInfo.environment["PUSH_TIMING"] != nil)) func claimTiming() async throws {
         let s = try await InProcessService()
@@ -26,8 +30,8 @@ struct PushClaimTiming {
                         """))
             try tx.connection.execute(
                 """
-                INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at)
-                SELECT key, user_key, 1, 5, 'star shared a new post.', NULL, \(now), \(now) FROM devices
+                INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
+                SELECT key, user_key, 1, 5, 'star shared a new post.', NULL, \(now), \(now), 0 FROM devices
                 """)
         }
         for batch in [500, 2_000] {
@@ -38,8 +42,8 @@ struct PushClaimTiming {
                 let now = Timestamp.nowMs()
                 let got = try await s.database.write { tx in
                     let rows = try PushQueueStore.claim(
-                        now: now, leaseUntil: now + 60_000, claimer: "x", limit: batch, perRecipient: 4, in: tx)
-                    for r in rows { try PushQueueStore.remove(r.id, in: tx) }
+                        now: now, leaseUntil: now + 60_000, claimer: "x", limit: batch, in: tx)
+                    try PushQueueStore.remove(rows.map(\.id), in: tx)
                     return rows.count
                 }
                 if got == 0 { break }
@@ -47,7 +51,8 @@ struct PushClaimTiming {
                 total += got
                 if total >= n / 2 { break }
             }
-            print("TIMING \(TestStorage.engine) batch \(batch): \(total) rows in \(claims) claims, \(Date().timeIntervalSince(start)) s")
+            let seconds = Date().timeIntervalSince(start)
+            print("TIMING \(TestStorage.engine) batch \(batch): \(total) rows in \(claims) claims, \(seconds) s")
         }
     }
 }

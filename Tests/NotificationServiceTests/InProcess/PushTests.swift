@@ -17,12 +17,12 @@ struct PushTests {
         let clock = TestClock()
         let sender: PushSender
 
-        init(fanOutBatch: Int = 2_000, batch: Int = 100, perRecipient: Int = 4) async throws {
+        init(fanOutBatch: Int = 2_000, batch: Int = 100) async throws {
             let queue = clock.queue()
             s = try await InProcessService(fanOutBatch: fanOutBatch, push: (transport, queue))
             sender = PushSender(
                 database: s.database, transport: transport, queue: queue, logger: InProcessService.logger,
-                batch: batch, perRecipient: perRecipient, leaseMs: 60_000)
+                batch: batch, leaseMs: 60_000)
         }
 
         /// Registers a device of `user` (session `session`).
@@ -182,7 +182,7 @@ struct PushTests {
     }
 
     @Test func twoSendersOnOneDatabaseSendEachRowOnce() async throws {
-        let t = try await Setup(batch: 7, perRecipient: 2)
+        let t = try await Setup(batch: 7)
         defer { t.s.stop() }
         let names = (0..<10).map { "owner\($0)" }
         let owners = try await t.s.users(names)
@@ -200,7 +200,7 @@ struct PushTests {
         let database = TestStorage.engine == .postgres ? try TestDatabase.open(in: t.s.directory) : t.s.database
         let other = PushSender(
             database: database, transport: t.transport, queue: t.clock.queue(), logger: InProcessService.logger,
-            batch: 7, perRecipient: 2)
+            batch: 7)
         #expect(other.claimer != t.sender.claimer)
         async let a = t.drain()
         async let b = t.drain(other)
@@ -221,7 +221,7 @@ struct PushTests {
         let now = t.clock.read()
         let claimed = try await t.s.database.write { tx in
             try PushQueueStore.claim(
-                now: now, leaseUntil: now + 60_000, claimer: "dead", limit: 100, perRecipient: 10, in: tx)
+                now: now, leaseUntil: now + 60_000, claimer: "dead", limit: 100, in: tx)
         }
         #expect(claimed.count == 5)
         #expect(try await t.drain() == 0)
@@ -234,7 +234,7 @@ struct PushTests {
     }
 
     @Test func aBurstForOneUserDoesNotDelayAnothersLike() async throws {
-        let t = try await Setup(batch: 50, perRecipient: 4)
+        let t = try await Setup(batch: 50)
         defer { t.s.stop() }
         let ids = try await t.s.users(["a", "b", "liker"])
         let (a, b, liker) = (ids[0], ids[1], ids[2])
@@ -251,10 +251,39 @@ struct PushTests {
         }
         try await t.like(liker, b, post: "b1")
         #expect(try await t.queued() == 1_001)
-        #expect(try await t.sender.step() == 5)  // 4 of a's, 1 of b's
+        // The first batch: a's first push and b's (round 0), then a's next 48.
+        #expect(try await t.sender.step() == 50)
         #expect(t.transport.messages.map(\.deviceToken).filter { $0 == testToken(2) }.count == 1)
-        #expect(try await t.drain() == 996)
+        #expect(try await t.drain() == 951)
         #expect(t.transport.messages.count == 1_001)
+    }
+
+    @Test func aLikeDuringAFanOutGoesInTheNextBatch() async throws {
+        let t = try await Setup(fanOutBatch: 100, batch: 50)
+        defer { t.s.stop() }
+        let fans = try await t.s.users((0..<250).map { "fan\($0)" })
+        let ids = try await t.s.users(["star", "owner", "liker"])
+        let (star, owner, liker) = (ids[0], ids[1], ids[2])
+        for (i, fan) in fans.enumerated() {
+            try await t.s.follow(fan, "star", notifyPosts: true)
+            try await t.device(fan, i + 1)
+        }
+        try await t.device(owner, 1_000)
+        let jobs = t.s.app.jobs
+        try await t.s.database.write { tx in
+            try jobs.start(
+                FanOutJob.make(postId: "big", ownerId: star.id, thumbnailURL: "", createdAt: Timestamp.nowMs(), in: tx),
+                in: tx)
+        }
+        while try await jobs.step() {}
+        #expect(try await t.queued() == 250)
+        #expect(try await t.sender.step() == 50)  // the fan-out alone: a full batch of it
+        try await t.like(liker, owner, post: "p1")
+        #expect(try await t.sender.step() == 50)
+        #expect(t.transport.messages.suffix(50).contains { $0.deviceToken == testToken(1_000) })
+        #expect(try await t.drain() == 151)
+        let keys = try t.transport.messages.map { "\($0.deviceToken) \(try DecodedPush($0).notificationId)" }
+        #expect(keys.count == 251 && Set(keys).count == 251)
     }
 
     @Test func aFanOutQueuesOnePushPerDeviceOfFollowersWithPostsOn() async throws {
