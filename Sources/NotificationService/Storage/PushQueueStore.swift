@@ -43,14 +43,16 @@ enum PushQueueStore {
         recipient: Int64, seq: Int64, type: NotificationType, text: String, collapseID: String?, now: Int64,
         in tx: Transaction
     ) throws -> Int {
-        try tx.query(
-            """
-            INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-            SELECT d.key, ?1, ?2, ?3, ?4, CAST(?5 AS TEXT), ?6, ?6, \(round(seq: "?2", recipient: "?1")) FROM devices d
-            WHERE d.user_key = ?1 AND NOT EXISTS (SELECT 1 FROM push_preferences p
-                WHERE p.user_key = ?1 AND (p.muted & ?7) <> 0)
-            """, [recipient, seq, type.rawValue, text, collapseID, now, DeviceStore.muteBit(type)])
-        return tx.connection.changes
+        try NotificationWriter.byKey(tx.connection) {
+            try tx.query(
+                """
+                INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
+                SELECT d.key, ?1, ?2, ?3, ?4, CAST(?5 AS TEXT), ?6, ?6, \(round(seq: "?2", recipient: "?1")) FROM devices d
+                WHERE d.user_key = ?1 AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                    WHERE p.user_key = ?1 AND (p.muted & ?7) <> 0)
+                """, [recipient, seq, type.rawValue, text, collapseID, now, DeviceStore.muteBit(type)])
+            return tx.connection.changes
+        }
     }
 
     /// Queues the pushes of one fan-out batch in one set-based statement: the `post`
@@ -67,16 +69,18 @@ enum PushQueueStore {
     static func enqueueFanOut(post: Int64, after: Int64, last: Int64, text: String, now: Int64, in tx: Transaction) throws
         -> Int
     {
-        try tx.query(
-            """
-            INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-            SELECT d.key, n.recipient, n.seq, n.type, ?4, NULL, ?5, ?5, row_number() OVER (ORDER BY n.recipient, d.key)
-            FROM recent_notifications n JOIN devices d ON d.user_key = n.recipient
-            WHERE n.post = ?1 AND n.type = \(NotificationType.post.rawValue) AND n.recipient > ?2 AND n.recipient <= ?3
-                AND NOT EXISTS (SELECT 1 FROM push_preferences p
-                    WHERE p.user_key = n.recipient AND (p.muted & \(DeviceStore.muteBit(.post))) <> 0)
-            """, [post, after, last, text, now])
-        return tx.connection.changes
+        try NotificationWriter.byKey(tx.connection) {
+            try tx.query(
+                """
+                INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
+                SELECT d.key, n.recipient, n.seq, n.type, ?4, NULL, ?5, ?5, row_number() OVER (ORDER BY n.recipient, d.key)
+                FROM recent_notifications n JOIN devices d ON d.user_key = n.recipient
+                WHERE n.post = ?1 AND n.type = \(NotificationType.post.rawValue) AND n.recipient > ?2 AND n.recipient <= ?3
+                    AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                        WHERE p.user_key = n.recipient AND (p.muted & \(DeviceStore.muteBit(.post))) <> 0)
+                """, [post, after, last, text, now])
+            return tx.connection.changes
+        }
     }
 
     /// Whether any device is registered at all (a fan-out skips its push statement when none is).
@@ -108,6 +112,16 @@ enum PushQueueStore {
         -> [ClaimedPush]
     {
         let c = tx.connection
+        // By index whatever the statistics say (`NotificationWriter.byKey`): the queue swings
+        // between empty and a fan-out's 100,000 rows, and so does `recent_notifications`.
+        return try NotificationWriter.byKey(c) {
+            try claimByKey(now: now, leaseUntil: leaseUntil, claimer: claimer, limit: limit, on: c)
+        }
+    }
+
+    private static func claimByKey(now: Int64, leaseUntil: Int64, claimer: String, limit: Int, on c: DatabaseConnection) throws
+        -> [ClaimedPush]
+    {
         let ids = try c.query(
             """
             WITH picked AS (
