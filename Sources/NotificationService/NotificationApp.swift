@@ -84,6 +84,7 @@ struct NotificationApp: ServiceApp {
         notifications.register(on: host)
         devices.register(on: host)
         if let delivery { host.addCounters { delivery.counters() } }
+        if let sender { host.addCounters { sender.counts() } }
     }
 
     func subscribe(_ events: EventSubscriptions) throws {
