@@ -6,7 +6,8 @@ import Testing
 /// Devices and push preferences over HTTP against the four real executables (either engine):
 /// register (201, the token's case folded), list, validation naming the field, a token moving
 /// to the user who registers it again, delete (someone else's or unknown: 404), preferences
-/// get and patch, and logout removing the devices registered with that session.
+/// get and patch, and logout removing the devices registered with that session; without
+/// `APNS_*` NotificationService says once that push is off.
 @Suite(.serialized)
 struct DevicesEndToEndTests {
     struct TimedOut: Error { var what: String }
@@ -107,6 +108,9 @@ struct DevicesEndToEndTests {
         defer { cluster.stopAll() }
         let http = HTTPClient(port: cluster.gatewayPort)
         let (token, _) = try EndToEndTests.register(http, "p\(RandomID.make().prefix(6))")
+        // No APNS_* here: push is off, and NotificationService said so once at start.
+        let log = try String(contentsOfFile: try #require(cluster.processes["notification"]).logPath, encoding: .utf8)
+        #expect(log.components(separatedBy: "push is off: APNS_* unset").count == 2, "\(log.suffix(2_000))")
         let all = ["like": true, "follow": true, "comment": true, "tag": true, "post": true]
 
         let initial = try http.request("GET", "/v1/notifications/preferences", token: token)
