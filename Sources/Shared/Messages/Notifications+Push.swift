@@ -79,11 +79,17 @@ extension Notifications {
 
     /// Which notification types are pushed to a user's devices (all on by default).
     public struct PushPreferences: Codable, Sendable, Equatable {
+        /// Someone liked the user's post.
         public var like: Bool
+        /// Someone started following the user.
         public var follow: Bool
+        /// Someone commented on the user's post.
         public var comment: Bool
+        /// Someone tagged the user in a post.
         public var tag: Bool
+        /// Someone the user follows with post notifications on shared a new post.
         public var post: Bool
+        /// All on unless said otherwise.
         public init(like: Bool = true, follow: Bool = true, comment: Bool = true, tag: Bool = true, post: Bool = true) {
             self.like = like
             self.follow = follow
