@@ -53,6 +53,7 @@ let package = Package(
         .testTarget(name: "ProfileServiceTests", dependencies: ["ProfileService", "Shared", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Shared", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL", "Shared", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,13 +6,19 @@ import TestSupport
 /// `/healthz` (the HTTP server alone), `GET /v1/me` (a cached-token read: one ProfileService
 /// call), `GET /v1/users/{username}` (the profile header: ProfileService and NotificationService
 /// concurrently) — beside the same wrk run against a static file served by nginx, with each
-/// figure's ratio to nginx.
+/// figure's ratio to nginx, and the CPU microseconds each process spent per request (from
+/// `/proc/<pid>/stat` over each wrk run; nginx counted with its workers).
 enum GatewayBenchmark {
     struct Figures {
         var requestsPerSecond: Double
         var p50Ms: Double
         var p99Ms: Double
         var non2xx: Int
+        /// Requests wrk completed ("N requests in").
+        var requests = 0
+        /// CPU microseconds per completed request, by process group (`nginx` = master and
+        /// workers; the cluster's services by name); empty when not measured.
+        var cpuMicrosecondsPerRequest: [String: Double] = [:]
     }
 
     /// - Throws: `MissingTool` (before anything starts) when wrk or nginx is not installed.
@@ -29,18 +35,27 @@ enum GatewayBenchmark {
         let nginx = try Nginx.start(executable: nginxPath)
         defer { nginx.stop() }
 
+        // CPU per request: each process's CPU time over a wrk run ÷ the requests wrk completed.
+        var processes: [String: [Int32]] = ["nginx": ProcessCPU.withChildren(nginx.process.processIdentifier)]
+        for (service, process) in cluster.processes { if let pid = process.pid { processes[service] = [pid] } }
         var rows: [(String, Figures?)] = []
-        let staticFigures = try wrk(
-            "http://127.0.0.1:\(nginx.port)/static.json", seconds: seconds, connections: connections,
-            executable: wrkPath)
+        func wrk(_ url: String, headers: [String] = []) throws -> Figures? {
+            let before = ProcessCPU.snapshot(processes)
+            var figures = try Self.wrk(
+                url, seconds: seconds, connections: connections, headers: headers, executable: wrkPath)
+            let after = ProcessCPU.snapshot(processes)
+            if let requests = figures?.requests, requests > 0 {
+                figures?.cpuMicrosecondsPerRequest = after.reduce(into: [:]) { out, entry in
+                    let used = entry.value - (before[entry.key] ?? entry.value)
+                    let perRequest = used * 1000 / Double(requests)
+                    if perRequest >= 0.5 { out[entry.key] = perRequest }
+                }
+            }
+            return figures
+        }
+        let staticFigures = try wrk("http://127.0.0.1:\(nginx.port)/static.json")
         rows.append(("nginx static file", staticFigures))
-        rows.append(
-            (
-                "gateway /healthz",
-                try wrk(
-                    "http://127.0.0.1:\(port)/healthz", seconds: seconds, connections: connections,
-                    executable: wrkPath)
-            ))
+        rows.append(("gateway /healthz", try wrk("http://127.0.0.1:\(port)/healthz")))
 
         let tag = RandomID.make().prefix(6)
         let alice = "bench\(tag)a"
@@ -62,20 +77,9 @@ enum GatewayBenchmark {
         if let token {
             _ = try http.request("PUT", "/v1/users/\(alice)/follow", token: token, json: [String: Any]())
             let header = ["Authorization: Bearer \(token)"]
+            rows.append(("GET /v1/me (cached token)", try wrk("http://127.0.0.1:\(port)/v1/me", headers: header)))
             rows.append(
-                (
-                    "GET /v1/me (cached token)",
-                    try wrk(
-                        "http://127.0.0.1:\(port)/v1/me", seconds: seconds, connections: connections,
-                        headers: header, executable: wrkPath)
-                ))
-            rows.append(
-                (
-                    "GET /v1/users/{u} (profile header)",
-                    try wrk(
-                        "http://127.0.0.1:\(port)/v1/users/\(alice)", seconds: seconds,
-                        connections: connections, headers: header, executable: wrkPath)
-                ))
+                ("GET /v1/users/{u} (profile header)", try wrk("http://127.0.0.1:\(port)/v1/users/\(alice)", headers: header)))
         }
         print(
             "gateway benchmark: wrk -t2 -c\(connections) -d\(seconds)s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
@@ -97,6 +101,15 @@ enum GatewayBenchmark {
                 pad(name, 36) + pad(String(format: "%.0f", f.requestsPerSecond), 12)
                     + pad(String(format: "%.2f", f.p50Ms), 10)
                     + pad(String(format: "%.2f", f.p99Ms), 10) + pad("\(f.non2xx)", 10) + ratio)
+        }
+        print(String(repeating: "-", count: 100))
+        print(pad("target", 36) + "CPU µs per request: total (by process)")
+        for (name, f) in rows {
+            guard let cpu = f?.cpuMicrosecondsPerRequest, !cpu.isEmpty else { continue }
+            let parts = cpu.sorted { $0.key < $1.key }.map { String(format: "%@ %.0f", $0.key, $0.value) }
+            print(
+                pad(name, 36) + String(format: "%.0f", cpu.values.reduce(0, +)) + "  (" + parts.joined(separator: ", ")
+                    + ")")
         }
     }
 
@@ -134,6 +147,8 @@ enum GatewayBenchmark {
                 f.p50Ms = milliseconds(String(parts[1]))
             } else if parts.count == 2, parts[0] == "99%" {
                 f.p99Ms = milliseconds(String(parts[1]))
+            } else if parts.count > 2, parts[1] == "requests", parts[2] == "in", let n = Int(parts[0]) {
+                f.requests = n
             } else if raw.contains("Non-2xx or 3xx responses:"), let last = parts.last, let n = Int(last) {
                 f.non2xx = n
             }
@@ -162,7 +177,7 @@ struct MissingTool: Error, CustomStringConvertible {
     /// - Throws: `MissingTool` when there is none.
     static func locate(_ name: String, package: String) throws -> String {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for dir in path.split(separator: ":") + ["/usr/sbin"] {
+        for dir in path.split(separator: ":").map(String.init) + ["/usr/sbin"] {
             let candidate = "\(dir)/\(name)"
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }

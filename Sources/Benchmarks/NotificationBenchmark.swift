@@ -24,6 +24,19 @@ enum NotificationBenchmark {
         FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
+    /// Write system calls (`syscw`) and bytes passed to them (`wchar`) by process `pid`, from
+    /// `/proc/<pid>/io` (proc(5)); nil when unreadable.
+    static func writeCounters(_ pid: Int32) -> (calls: Int, bytes: Int)? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8) else { return nil }
+        var fields: [Substring: Int] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: ":")
+            if parts.count == 2 { fields[parts[0]] = Int(parts[1].trimmingCharacters(in: .whitespaces)) }
+        }
+        guard let calls = fields["syscw"], let bytes = fields["wchar"] else { return nil }
+        return (calls, bytes)
+    }
+
     static func run(_ options: [String]) async throws {
         func option(_ name: String, _ fallback: Int) -> Int {
             guard let i = options.firstIndex(of: name), i + 1 < options.count, let v = Int(options[i + 1])
@@ -162,6 +175,9 @@ enum NotificationBenchmark {
 
         // Notifications written: a burst of like events, one notification each.
         var base = received.value.load(ordering: .relaxed)
+        let servicePid = cluster.processes["notification"]?.pid
+        let cpuBefore = servicePid.flatMap(ProcessCPU.milliseconds)
+        let ioBefore = servicePid.flatMap(Self.writeCounters)
         t0 = Date()
         for chunk in stride(from: 0, to: likes, by: 5_000) {
             let slice = users[chunk..<min(chunk + 5_000, likes)]
@@ -180,6 +196,21 @@ enum NotificationBenchmark {
             String(
                 format: "notifications written:   %.0f /s  (%d like notifications in %.2f s)",
                 Double(likes) / likeSeconds, likes, likeSeconds))
+        if let cpuBefore, let cpuAfter = servicePid.flatMap(ProcessCPU.milliseconds) {
+            // The figure machine noise disturbs least: the service's CPU time over the burst.
+            say(
+                String(
+                    format: "CPU per like written:    %.0f µs  (NotificationService, %.0f ms over the burst)",
+                    (cpuAfter - cpuBefore) * 1000 / Double(likes), cpuAfter - cpuBefore))
+        }
+        if let ioBefore, let ioAfter = servicePid.flatMap(Self.writeCounters) {
+            // Mostly SQLite's WAL: one pwrite per page a commit changed.
+            say(
+                String(
+                    format: "writes per like written: %.2f write calls, %.0f bytes  (NotificationService)",
+                    Double(ioAfter.calls - ioBefore.calls) / Double(likes),
+                    Double(ioAfter.bytes - ioBefore.bytes) / Double(likes)))
+        }
 
         // Groups and the badge: a page of groups and the unread count of a recipient with
         // `--group-likes` (1,000,000) like notifications (25 posts, 40,000 likers each at the

@@ -118,6 +118,13 @@ enum ReportWriter {
             "peak RSS (VmHWM)",
             r.peakRSSKB.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value / 1024) MiB" }.joined(
                 separator: ", "))
+        if let total = r.cpuPerActionMs["total"] {
+            let parts = r.cpuPerActionMs.filter { $0.key != "total" }.sorted { $0.key < $1.key }
+                .map { String(format: "%@ %.0f", $0.key, $0.value * 1000) }
+            row(
+                "CPU per action (µs)",
+                String(format: "total %.0f (", total * 1000) + parts.joined(separator: ", ") + ")")
+        }
         row("checks", "\(r.checks.count) passed, \(r.failures.count) failed")
         for f in r.failures { lines.append("  FAILED: \(f)") }
         return lines.joined(separator: "\n")

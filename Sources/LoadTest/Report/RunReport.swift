@@ -121,6 +121,12 @@ struct RunReport: Codable, Sendable {
     var gatewayStreamMemory: StreamMemoryReport?
     /// Peak resident memory (VmHWM, kB) of each service process found, and of the load tester.
     var peakRSSKB: [String: Int] = [:]
+    /// CPU milliseconds (user + system, /proc/<pid>/stat) each process of the stack used while
+    /// the actions ran and were delivered, from after setup to the end of the grace period;
+    /// `total` is the services' sum (LoadTest's own is apart, under `LoadTest`).
+    var cpuMs: [String: Double] = [:]
+    /// `cpuMs` divided by the actions sent (likes, posts or pushes): CPU milliseconds per action.
+    var cpuPerActionMs: [String: Double] = [:]
     var streamsOpen = 0
     /// Streams that ended while the run went on (each was opened again, resuming after its last id).
     var streamsClosedEarly = 0

@@ -18,22 +18,36 @@ enum ServiceMemory {
     /// (several of one name get a `#pid` suffix).
     static func peaks(pids: [String: Int32]? = nil, gatewayPort: Int? = nil) -> [String: Int] {
         var out: [String: Int] = [:]
-        if let pids {
-            for (name, pid) in pids { if let kb = vmHWM(pid) { out[name] = kb } }
-        } else {
-            let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
-                .compactMap { pid in processName(pid).flatMap { executables.contains($0) ? (pid, $0) : nil } }
-            var chosen = all
-            if let port = gatewayPort, let gw = listeningPid(port: port, among: all.map(\.0)), let parent = parentPid(gw) {
-                chosen = all.filter { $0.0 == gw || parentPid($0.0) == parent }
-            }
-            for (pid, name) in chosen {
-                guard let kb = vmHWM(pid) else { continue }
-                out[out[name] == nil ? name : "\(name)#\(pid)"] = kb
-            }
+        for (name, pid) in processes(pids: pids, gatewayPort: gatewayPort) {
+            if let kb = vmHWM(pid) { out[name] = kb }
         }
         if let kb = vmHWM(getpid()) { out["LoadTest"] = kb }
         return out
+    }
+
+    /// The service processes `peaks` reads, by name: `pids` when given, else found through the
+    /// gateway's port as `peaks` describes (several of one name get a `#pid` suffix).
+    static func processes(pids: [String: Int32]? = nil, gatewayPort: Int? = nil) -> [String: Int32] {
+        if let pids { return pids }
+        let all = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }
+            .compactMap { pid in processName(pid).flatMap { executables.contains($0) ? (pid, $0) : nil } }
+        var chosen = all
+        if let port = gatewayPort, let gw = listeningPid(port: port, among: all.map(\.0)), let parent = parentPid(gw) {
+            chosen = all.filter { $0.0 == gw || parentPid($0.0) == parent }
+        }
+        var out: [String: Int32] = [:]
+        for (pid, name) in chosen.sorted(by: { $0.0 < $1.0 }) { out[out[name] == nil ? name : "\(name)#\(pid)"] = pid }
+        return out
+    }
+
+    /// CPU time (user + system) process `pid` has used, in milliseconds: fields 14 and 15 of
+    /// `/proc/<pid>/stat` (proc(5)), in clock ticks of `sysconf(_SC_CLK_TCK)`; nil when unreadable.
+    static func cpuMs(_ pid: Int32) -> Double? {
+        guard let text = readProcFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
+        // After the parenthesised name: field 3 (state) is index 0, so utime (14) is index 11.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     /// Inodes of the sockets listening on TCP `port` (IPv4 and IPv6).

@@ -54,6 +54,8 @@ enum CelebrityScenario {
         }
         let results = Locked([PostResult]())
         let runTag = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        // CPU from here (setup done, streams open) to the end of the grace period.
+        let cpu = ServiceCPU(pids: memoryPids, gatewayPort: URLComponents(string: options.url)?.port ?? 80)
         let t0 = Clock.nowNs() + 100_000_000
         for p in 0..<options.posts {
             let at = t0 + UInt64(Double(p) * options.postInterval * 1e9)
@@ -205,6 +207,7 @@ enum CelebrityScenario {
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
         streams.close()
+        cpu.record(into: &report, actions: ok.count * f)
         report.streamsClosedEarly = streams.closedEarly
         report.streamReconnects = streams.reconnects
         report.streamReconnectFailures = streams.reconnectFailures

@@ -82,6 +82,8 @@ enum LikesScenario {
         report.gatewayStreamMemory = streamMemory
 
         let state = Locked(State())
+        // CPU from here (setup done, streams open) to the end of the grace period.
+        let cpu = ServiceCPU(pids: memoryPids, gatewayPort: URLComponents(string: options.url)?.port ?? 80)
         let t0 = Clock.nowNs() + 200_000_000
         let interval = 1e9 / max(options.rate, 0.001)
         for (i, p) in plan.enumerated() {
@@ -138,6 +140,7 @@ enum LikesScenario {
         try await Task.sleep(nanoseconds: 300_000_000)
         progress.stop()
         streams.close()
+        cpu.record(into: &report, actions: total)
         report.streamsClosedEarly = streams.closedEarly
         report.streamReconnects = streams.reconnects
         report.streamReconnectFailures = streams.reconnectFailures

@@ -125,6 +125,11 @@ enum SmokeScenario {
             check(
                 report.peakRSSKB.count >= 4,
                 "\(scenario): peak RSS of the services read (\(report.peakRSSKB.keys.sorted()))")
+            let services = ServiceMemory.executables
+            check(
+                services.allSatisfy { report.cpuPerActionMs[$0] != nil } && report.cpuPerActionMs["total"] != nil
+                    && (object?["cpuPerActionMs"] as? [String: Any])?["total"] != nil,
+                "\(scenario): CPU per action of every service and in total, in report.json (\(report.cpuPerActionMs))")
         }
         // The imported population: every user in it, the celebrity followed by all the others.
         let registered = try Setup.load(options.usersFile!)

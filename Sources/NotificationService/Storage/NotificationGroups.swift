@@ -1,7 +1,8 @@
 import Shared
 
-/// Upkeep of `notification_groups` (see `NotificationGroupSchema`): every statement that writes
-/// a group row, in the caller's transaction.
+/// Upkeep of `notification_groups` (see `NotificationGroupSchema`) beyond the insert trigger
+/// that adds each new row to its group: a row's group key, a group's newest members, and the
+/// removal of members, in the caller's transaction.
 enum NotificationGroups {
     /// Milliseconds in a UTC day: a follow's group is its `created_at / msPerDay`.
     static let msPerDay: Int64 = 86_400_000
@@ -16,29 +17,6 @@ enum NotificationGroups {
         }
     }
 
-    /// Adds the new row `seq` (by `actor`, at `createdAt` Unix ms) to its group: count + 1,
-    /// newest member and position = `seq`, `actor` first among the 3 newest distinct actors.
-    /// One upsert (ON CONFLICT DO UPDATE: two replicas adding to one group at once serialise on
-    /// its row). - Throws: the engine's error.
-    static func add(
-        recipient: Int64, type: NotificationType, grp: Int64, seq: Int64, actor: Int64, createdAt: Int64, detail: String?,
-        in tx: Transaction
-    ) throws {
-        try tx.query(
-            """
-            INSERT INTO notification_groups(recipient, type, grp, count, latest_seq, latest_at, position, actor1, detail)
-            VALUES (?1, ?2, ?3, 1, ?4, ?5, ?4, ?6, ?7)
-            ON CONFLICT(recipient, type, grp) DO UPDATE SET count = notification_groups.count + 1,
-                latest_seq = excluded.latest_seq, latest_at = excluded.latest_at, position = excluded.position,
-                actor1 = excluded.actor1,
-                actor2 = CASE WHEN notification_groups.actor1 = excluded.actor1 THEN notification_groups.actor2
-                    ELSE notification_groups.actor1 END,
-                actor3 = CASE WHEN notification_groups.actor1 = excluded.actor1 OR notification_groups.actor2 = excluded.actor1
-                    THEN notification_groups.actor3 ELSE notification_groups.actor2 END,
-                detail = COALESCE(excluded.detail, notification_groups.detail)
-            """, [recipient, type.rawValue, grp, seq, createdAt, actor, detail])
-    }
-
     /// A member of a group as `newest` reads it.
     struct Member {
         var seq: Int64
@@ -47,21 +25,41 @@ enum NotificationGroups {
     }
 
     /// The newest members of group (`recipient`, `type`, `grp`) with seq ≤ `upTo`, at most
-    /// `limit`, newest first: one range of the grp index in each notification table.
+    /// `limit`, newest first: one index range in each notification table.
     /// - Throws: the engine's error.
     static func newest(
         recipient: Int64, type: Int64, grp: Int64, upTo: Int64 = Int64.max, limit: Int, on c: DatabaseConnection
     ) throws -> [Member] {
         var members: [Member] = []
-        // SQLite without statistics would take the primary key's (recipient) range, a scan of
-        // every notification of the recipient: the grp index is named.
-        for table in ["recent_notifications", "notifications"] {
-            for r in try c.query(
+        // Named indexes: SQLite without statistics would take the primary key's (recipient)
+        // range, a scan of every notification of the recipient. In the recent table a like or
+        // comment group's members are a range of `recent_notifications_by_post` (their grp is
+        // the post key), a follow group's of `recent_notifications_follows` (see
+        // `NotificationGroupSchema.onInsertMigration`); tags and posts are never grouped.
+        let recent: String? =
+            switch NotificationType(rawValue: type) {
+            case .like, .comment:
                 """
-                SELECT seq, actor, created_at FROM \(table) \(c.sql(sqlite: "INDEXED BY \(table)_by_group", postgres: ""))
-                WHERE recipient = ? AND type = ? AND grp = ? AND seq <= ? ORDER BY seq DESC LIMIT ?
-                """, [recipient, type, grp, upTo, limit])
-            {
+                SELECT seq, actor, created_at FROM recent_notifications
+                    \(c.sql(sqlite: "INDEXED BY recent_notifications_by_post", postgres: ""))
+                WHERE post = ?3 AND recipient = ?1 AND type = ?2 AND seq <= ?4 ORDER BY seq DESC LIMIT ?5
+                """
+            case .follow:
+                """
+                SELECT seq, actor, created_at FROM recent_notifications
+                    \(c.sql(sqlite: "INDEXED BY recent_notifications_follows", postgres: ""))
+                WHERE type = \(NotificationType.follow.rawValue) AND recipient = ?1 AND grp = ?3 AND seq <= ?4
+                ORDER BY seq DESC LIMIT ?5
+                """
+            case .tag, .post, nil: nil
+            }
+        let merged = """
+            SELECT seq, actor, created_at FROM notifications
+                \(c.sql(sqlite: "INDEXED BY notifications_by_group", postgres: ""))
+            WHERE recipient = ?1 AND type = ?2 AND grp = ?3 AND seq <= ?4 ORDER BY seq DESC LIMIT ?5
+            """
+        for sql in [recent, merged].compactMap({ $0 }) {
+            for r in try c.query(sql, [recipient, type, grp, upTo, limit]) {
                 members.append(Member(seq: try r.int64("seq"), actor: try r.int64("actor"), createdAt: try r.int64("created_at")))
             }
         }

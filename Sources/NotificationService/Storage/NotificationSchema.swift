@@ -351,6 +351,7 @@ enum NotificationSchema {
                         decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
                     """),
             NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),
-            PushSchema.migration(for: "notification.13-push"),
+            NotificationGroupSchema.onInsertMigration(for: "notification.13-groups-on-insert"),
+            PushSchema.migration(for: "notification.14-push"),
         ]
 }

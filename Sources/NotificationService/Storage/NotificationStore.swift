@@ -116,13 +116,9 @@ struct NotificationWriter: Sendable {
                             """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt, grp]))
                 })
         else { return nil }
+        // The row's group (if `grp` is set) moved in the same statement: the trigger of
+        // `NotificationGroupSchema.onInsertMigration`.
         let seq = try row.int64("seq")
-        // After the row: a seq clash between replicas fails above, before the group moves.
-        if let grp {
-            try NotificationGroups.add(
-                recipient: recipient, type: n.type, grp: grp, seq: seq, actor: actor, createdAt: n.createdAt,
-                detail: n.type == .like ? n.detail : nil, in: tx)
-        }
         let followState: FollowState? =
             n.type == .follow
             ? (try SQLFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil

@@ -1,6 +1,6 @@
 import Shared
 
-/// The tables of push delivery (migration `notification.13-push`), the same on both engines
+/// The tables of push delivery (migration `notification.14-push`), the same on both engines
 /// (SQLite's `INTEGER PRIMARY KEY`, PostgreSQL's identity columns):
 ///
 /// - `devices`: the APNs device tokens users registered (API.md "Devices and push"). `key` is the
@@ -24,7 +24,7 @@ import Shared
 ///   order, `push_queue_by_recipient` (recipient, seq) finds a recipient's oldest queued seq,
 ///   `push_queue_by_device` serves the deletes of a device.
 enum PushSchema {
-    /// `notification.13-push` on both engines.
+    /// `notification.14-push` on both engines.
     static func migration(for id: String) -> Migration {
         Migration(id, sqlite: sql(.sqlite), postgres: sql(.postgres))
     }

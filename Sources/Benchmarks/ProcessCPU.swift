@@ -1,0 +1,34 @@
+import Foundation
+
+/// CPU time of processes, from `/proc` (proc(5)): what a benchmark divides by the work done to
+/// report CPU per request, the figure machine noise disturbs least.
+enum ProcessCPU {
+    /// CPU time (user + system) process `pid` has used, in milliseconds: fields 14 and 15 of
+    /// `/proc/<pid>/stat`, in clock ticks of `sysconf(_SC_CLK_TCK)`; nil when unreadable.
+    static func milliseconds(_ pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = text.lastIndex(of: ")")
+        else { return nil }
+        // After the parenthesised name: field 3 (state) is index 0, so utime (14) is index 11.
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// `pid` and its direct children (`/proc/<pid>/task/*/children`): an nginx master and its
+    /// workers, which do the work.
+    static func withChildren(_ pid: Int32) -> [Int32] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var out = [pid]
+        for task in tasks {
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            out += text.split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        return out
+    }
+
+    /// CPU milliseconds of each named group of processes now (a group's processes summed).
+    static func snapshot(_ groups: [String: [Int32]]) -> [String: Double] {
+        groups.mapValues { pids in pids.compactMap(milliseconds).reduce(0, +) }
+    }
+}
