@@ -258,6 +258,26 @@ struct PushTests {
         #expect(t.transport.messages.count == 1_001)
     }
 
+    /// `run()`: a commit that queued pushes rings the doorbell, so the running sender sends at
+    /// once (its poll here is 10 minutes, so nothing else could have woken it).
+    @Test func theRunningSenderIsWokenByTheCommitThatQueues() async throws {
+        let t = try await Setup()
+        defer { t.s.stop() }
+        let ids = try await t.s.users(["owner", "liker"])
+        try await t.device(ids[0], 1)
+        let running = PushSender(
+            database: t.s.database, transport: t.transport, queue: t.sender.queue, logger: InProcessService.logger,
+            pollMs: 600_000)
+        let task = Task { await running.run() }
+        defer { task.cancel() }
+        try await t.like(ids[1], ids[0], post: "p1")
+        try await waitUntil("the like's push sent") { t.transport.messages.count == 1 }
+        try await t.like(ids[1], ids[0], post: "p2")
+        try await waitUntil("the second like's push sent") { t.transport.messages.count == 2 }
+        try await waitUntil("both recorded as sent") { running.counts()["push.sent"] == 2 }
+        #expect(try await t.queued() == 0)
+    }
+
     @Test func aLikeDuringAFanOutGoesInTheNextBatch() async throws {
         let t = try await Setup(fanOutBatch: 100, batch: 50)
         defer { t.s.stop() }
