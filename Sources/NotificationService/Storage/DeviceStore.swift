@@ -7,6 +7,11 @@ struct DeviceStore: Sendable {
     /// Unix ms now (tests move it).
     let clock: @Sendable () -> Int64
 
+    /// Most devices one user keeps: registering another removes their oldest registration (and
+    /// its queued pushes), so one account cannot multiply every notification's pushes without
+    /// bound with made-up tokens.
+    static let maxPerUser = 20
+
     /// The API's `environment` values.
     static let environments: Set<String> = ["sandbox", "production"]
 
@@ -21,7 +26,7 @@ struct DeviceStore: Sendable {
     /// Registers a device (see `Notifications.RegisterDevice`): the token moves to the caller if
     /// another user holds it (that device and its queued pushes are deleted, the caller gets a
     /// new id); the caller's own token keeps its id and takes the new environment, session and
-    /// registration time.
+    /// registration time. Past `maxPerUser` devices the caller's oldest go.
     /// - Throws: 400 `invalid_field` (`token`, `environment`), the engine's error.
     func register(_ r: Notifications.RegisterDevice.Request) async throws -> Notifications.Device {
         var errors: [FieldError] = []
@@ -59,6 +64,11 @@ struct DeviceStore: Sendable {
                 // seeing its row.
                 throw WriteConflict(reason: "another replica registered the same device token")
             }
+            // SQLite takes OFFSET only after a LIMIT (-1: none).
+            let surplus = try c.query(
+                "SELECT key FROM devices WHERE user_key = ? ORDER BY key DESC \(c.sql(sqlite: "LIMIT -1 ", postgres: ""))OFFSET ?",
+                [user, Self.maxPerUser])
+            for row in surplus { try Self.delete(deviceKey: try row.int64("key"), in: tx) }
             return Self.device(id: id, environment: r.environment, createdAt: now)
         }
     }

@@ -24,7 +24,7 @@ extension Notifications {
     /// A token belongs to one user: registering one another user holds moves it to the caller
     /// (a new device id; the previous owner's queued pushes to it are dropped); registering one
     /// the caller holds again keeps its id and updates its environment, session and `createdAt`.
-    /// Idempotent. Errors: 400 `invalid_field` (field `token` or `environment`) for a value
+    /// A user keeps at most 20 devices: a new one past that removes their oldest. Idempotent. Errors: 400 `invalid_field` (field `token` or `environment`) for a value
     /// the gateway would not have sent.
     public enum RegisterDevice: RPC {
         public static let type = "notification.register_device"

@@ -404,6 +404,14 @@ struct PushTests {
         await #expect(throws: ServiceError.self) {
             try await store.register(.init(userId: alice.id, sessionId: "s", token: "ABCD", environment: "test"))
         }
+
+        // At most 20 devices a user: the 21st registration removes the oldest.
+        let oldest = try await t.device(liker, 100)
+        for n in 101..<120 { try await t.device(liker, n) }
+        #expect(try await store.list(userId: liker.id, page: .init(limit: 100)).items.count == 20)
+        let newest = try await t.device(liker, 120)
+        let kept = try await store.list(userId: liker.id, page: .init(limit: 100)).items
+        #expect(kept.count == 20 && kept.first == newest && !kept.contains(oldest))
     }
 
     @Test func pushIsOffWithoutATransport() async throws {
