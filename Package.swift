@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
         .testTarget(name: "AuthServiceTests", dependencies: ["AuthService", "Shared", "TestSupport"]),
-        .testTarget(name: "NotificationServiceTests", dependencies: ["NotificationService", "Shared", "TestSupport"]),
+        .testTarget(name: "NotificationServiceTests", dependencies: ["NotificationService", "Shared", "TestSupport", "APNs"]),
         .testTarget(name: "ProfileServiceTests", dependencies: ["ProfileService", "Shared", "TestSupport"]),
         .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Shared", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "TestSupport"]),

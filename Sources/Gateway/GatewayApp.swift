@@ -52,6 +52,7 @@ enum GatewayApp {
                 NotificationsController(
                     notification: backends.notification, users: users, hub: hub, live: live, logger: logger,
                     streamBufferBytes: config.streamBufferBytes),
+                DevicesController(notification: backends.notification),
                 OpsController(backends: backends, metrics: metrics),
             ]
             var routes = RouteCollection()

@@ -1,3 +1,4 @@
+import APNs
 import Shared
 
 /// NotificationService: the follow graph and notifications; applies AuthService's events (its
@@ -17,6 +18,9 @@ struct NotificationApp: ServiceApp {
     let jobs: FanOutWorker
     let pruner: RetentionPruner
     let merger: RecentMerger
+    let devices: DeviceHandlers
+    /// Drains the push queue to APNs (nil: push is off).
+    let sender: PushSender?
     /// The delivery socket (nil when built without one, in-process tests).
     let delivery: TopicPublisher?
     let deliveryEndpoint: String?
@@ -31,20 +35,33 @@ struct NotificationApp: ServiceApp {
             logger: runtime.logger, security: runtime.security,
             sendHighWaterMark: Int32(configuration.deliveryHighWaterMark))
         let endpoint = try delivery.bind()
+        let transport = try PushTransports.make(env: runtime.env, logger: runtime.logger)
         self.init(
             database: database, auth: try runtime.client(for: .auth), logger: runtime.logger,
             configuration: configuration, publisher: NotificationPublisher(delivery), delivery: delivery,
-            deliveryEndpoint: endpoint)
+            deliveryEndpoint: endpoint, push: transport.map { ($0, PushQueue()) })
     }
 
     /// Builds the service (also what the in-process tests use, with `publisher` collecting what
     /// would be delivered).
+    /// - Parameter push: the APNs transport and the queue's clock and doorbell; nil: push is off
+    ///   (devices can still be registered; nothing is queued or sent).
     init(
         database: Database, auth: RPCClient, logger: Logger, configuration: NotificationConfiguration = .init(),
-        publisher: NotificationPublisher = .none, delivery: TopicPublisher? = nil, deliveryEndpoint: String? = nil
+        publisher: NotificationPublisher = .none, delivery: TopicPublisher? = nil, deliveryEndpoint: String? = nil,
+        push: (transport: any PushTransport, queue: PushQueue)? = nil
     ) {
         let replica = IdentityReplica(database: database, auth: auth, keepsEmail: false)
-        let writer = NotificationWriter(delivery: publisher)
+        let writer = NotificationWriter(delivery: publisher, push: push?.queue)
+        let queue = push?.queue ?? PushQueue()
+        devices = DeviceHandlers(store: DeviceStore(database: database, clock: queue.clock))
+        if let push {
+            sender = PushSender(
+                database: database, transport: push.transport, queue: push.queue, logger: logger,
+                batch: configuration.pushBatch, leaseMs: Int64(configuration.pushLeaseSeconds) * 1_000)
+        } else {
+            sender = nil
+        }
         let jobs = FanOutWorker(database: database, notifications: writer, batch: configuration.fanOutBatch, logger: logger)
         self.replica = replica
         self.jobs = jobs
@@ -65,11 +82,16 @@ struct NotificationApp: ServiceApp {
         graph.register(on: host)
         ImportHandlers(replica: replica).register(on: host)
         notifications.register(on: host)
+        devices.register(on: host)
         if let delivery { host.addCounters { delivery.counters() } }
+        if let sender { host.addCounters { sender.counts() } }
     }
 
     func subscribe(_ events: EventSubscriptions) throws {
-        try events.subscribe(to: .auth) { replica.subscribe($0) }
+        try events.subscribe(to: .auth) {
+            replica.subscribe($0)
+            devices.subscribe($0)
+        }
         try events.subscribe(to: .profile) { profileEvents.subscribe($0) }
     }
 
@@ -77,9 +99,10 @@ struct NotificationApp: ServiceApp {
         [("jobs", jobs), ("merge", merger), ("retention", pruner)]
     }
 
-    /// Every replica publishes what it writes on its own delivery socket.
+    /// Every replica publishes what it writes on its own delivery socket, and sends pushes (the
+    /// queue's leases keep N senders from sending a push twice, `PushSender`).
     func replicaServices() -> [(name: String, service: any Service)] {
-        delivery.map { [("delivery", $0)] } ?? []
+        (delivery.map { [("delivery", $0)] } ?? []) + (sender.map { [("push", $0)] } ?? [])
     }
 
     func readyFields() -> [String: String] {

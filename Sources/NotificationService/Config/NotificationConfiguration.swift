@@ -23,6 +23,13 @@ struct NotificationConfiguration: Sendable, Equatable {
     /// `NOTIFICATION_DELIVERY_HWM` (1,000...10,000,000, default 200,000): messages queued per
     /// gateway on the delivery socket before libzmq drops (the gateway repairs by seq).
     var deliveryHighWaterMark = 200_000
+    /// `NOTIFICATION_PUSH_BATCH` (1...10,000, default 500): pushes a sender claims and hands to
+    /// APNs at once (`PushSender.batch`).
+    var pushBatch = 500
+    /// `NOTIFICATION_PUSH_LEASE_SECONDS` (5...3,600, default 60): how long a sender's claim holds
+    /// its pushes; a killed sender's pushes are sent by another after it. Must exceed the time
+    /// one batch's send can take.
+    var pushLeaseSeconds = 60
 
     /// The defaults.
     init() {}
@@ -40,5 +47,7 @@ struct NotificationConfiguration: Sendable, Equatable {
         mergeBatch = try env.int("NOTIFICATION_MERGE_BATCH", default: mergeBatch, range: 100...1_000_000)
         deliveryHighWaterMark = try env.int(
             "NOTIFICATION_DELIVERY_HWM", default: deliveryHighWaterMark, range: 1_000...10_000_000)
+        pushBatch = try env.int("NOTIFICATION_PUSH_BATCH", default: pushBatch, range: 1...10_000)
+        pushLeaseSeconds = try env.int("NOTIFICATION_PUSH_LEASE_SECONDS", default: pushLeaseSeconds, range: 5...3_600)
     }
 }

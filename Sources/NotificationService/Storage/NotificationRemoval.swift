@@ -66,6 +66,8 @@ enum NotificationRemoval {
             try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
             gone += c.changes
             guard gone > 0 else { continue }  // listed twice, or gone already
+            // A push not sent yet announces nothing any more.
+            try tx.query("DELETE FROM push_queue WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
             removed[row.recipient, default: []].append(row.seq)
             if suppressRepeat, let once = row.once {
                 try tx.query(

@@ -36,6 +36,8 @@ import Shared
 ///   found without a seek into the big table).
 /// - Groups and the badge (`grp`, `notification_groups`, the singles indexes,
 ///   `notification_suppressed`, `removed_unread`): see `NotificationGroupSchema`.
+/// - Devices, push preferences and the push queue (`devices`, `push_preferences`,
+///   `push_queue`): see `PushSchema`.
 /// - `fanout_jobs`: new posts whose fan-out to `notifyPosts` followers is under way, with the
 ///   last follower key reached (`skip_notified`: a job carried over from the id-ordered
 ///   schema, which skips followers it already reached); `purge_jobs`: deleted posts whose notifications are being
@@ -350,5 +352,6 @@ enum NotificationSchema {
                     """),
             NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),
             NotificationGroupSchema.onInsertMigration(for: "notification.13-groups-on-insert"),
+            PushSchema.migration(for: "notification.14-push"),
         ]
 }

@@ -19,6 +19,8 @@ struct NewNotification: Sendable {
 /// handlers, the follow graph and the fan-out.
 struct NotificationWriter: Sendable {
     let delivery: NotificationPublisher
+    /// Where pushes are queued, in the same transaction as each notification (nil: push is off).
+    var push: PushQueue? = nil
 
     /// The next seq of `recipient` as an SQL expression over a column or parameter named by
     /// `recipient`: one above the largest of the newest row in the recent table, the newest
@@ -127,6 +129,7 @@ struct NotificationWriter: Sendable {
             followState: followState)
         let delivery = self.delivery
         tx.onCommit { delivery.publish(stored, to: [(recipient, seq)], ids: ids) }
+        try queuePush(stored, type: n.type, recipient: recipient, actor: actor, in: tx)
         return stored
     }
 
@@ -177,8 +180,35 @@ struct NotificationWriter: Sendable {
             let batch = recipients
             let ids = try NotificationIds.load(on: c)
             tx.onCommit { delivery.publish(template, to: batch, ids: ids) }
+            if let push, try PushQueueStore.anyDevices(on: c) {
+                let text = NotificationText.render(
+                    type: .post, actorUsername: try PushQueueStore.username(job.owner, on: c) ?? "Someone", detail: nil)
+                if try PushQueueStore.enqueueFanOut(
+                    post: job.post, after: after, last: last, text: text, now: push.clock(), in: tx) > 0
+                {
+                    push.wakeOnCommit(tx)
+                }
+            }
         }
         return (count, last)
+    }
+
+    /// Queues the pushes of `stored` (one per device of the recipient, unless they turned this
+    /// type off) in `tx`, when push is on and the recipient has a device.
+    /// - Throws: the engine's error.
+    private func queuePush(
+        _ stored: Notifications.Notification, type: NotificationType, recipient: Int64, actor: Int64, in tx: Transaction
+    ) throws {
+        let c = tx.connection
+        guard let push, try c.exists("SELECT 1 FROM devices WHERE user_key = ? LIMIT 1", [recipient]) else { return }
+        let text = NotificationText.render(
+            type: type.kind, actorUsername: try PushQueueStore.username(actor, on: c) ?? "Someone", detail: stored.detail)
+        if try PushQueueStore.enqueue(
+            recipient: recipient, seq: stored.seq, type: type, text: text, collapseID: PushQueue.collapseID(for: stored),
+            now: push.clock(), in: tx) > 0
+        {
+            push.wakeOnCommit(tx)
+        }
     }
 
     /// Deletes up to `limit` notifications about post `post` (from both tables) through
@@ -281,9 +311,12 @@ struct SQLNotificationStore: NotificationStore {
     static func unreadCount(_ recipient: Int64, on c: DatabaseConnection) throws -> Int {
         let head = try head(recipient, on: c)
         let row = try c.queryOne("SELECT read_seq, removed_unread FROM recipients WHERE recipient = ?", [recipient])
-        let read = try row?.int64("read_seq") ?? 0
-        let removed = try row?.int64("removed_unread") ?? 0
-        return Int(max(head - read - removed, 0))
+        return unread(head: head, readSeq: try row?.int64("read_seq") ?? 0, removed: try row?.int64("removed_unread") ?? 0)
+    }
+
+    /// The unread count from the three stored numbers (see `unreadCount(_:on:)`), at least 0.
+    static func unread(head: Int64, readSeq: Int64, removed: Int64) -> Int {
+        Int(max(head - readSeq - removed, 0))
     }
 
     /// Decodes rows selected with `select`.

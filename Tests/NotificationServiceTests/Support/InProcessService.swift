@@ -1,3 +1,4 @@
+import APNs
 import Foundation
 import Shared
 import TestSupport
@@ -34,8 +35,11 @@ final class InProcessService: Sendable {
     /// What the service delivered.
     let delivered = DeliveryRecorder()
 
-    /// - Parameter fanOutBatch: rows per fan-out transaction (`FanOutWorker.batch`).
-    init(fanOutBatch: Int = 2_000) async throws {
+    /// - Parameters:
+    ///   - fanOutBatch: rows per fan-out transaction (`FanOutWorker.batch`).
+    ///   - push: the push transport and queue (nil: push off); the sender is not started, tests
+    ///     call `PushSender.step()`.
+    init(fanOutBatch: Int = 2_000, push: (transport: any PushTransport, queue: PushQueue)? = nil) async throws {
         directory = makeTemporaryDirectory("notification-inprocess")
         database = try TestDatabase.open(in: directory)
         auth = try FakeAuth(context: context, directory: directory)
@@ -47,7 +51,7 @@ final class InProcessService: Sendable {
         configuration.fanOutBatch = fanOutBatch
         app = NotificationApp(
             database: database, auth: authClient, logger: Self.logger, configuration: configuration,
-            publisher: delivered.publisher)
+            publisher: delivered.publisher, push: push)
     }
 
     func stop() {

@@ -1,0 +1,31 @@
+import Shared
+
+/// Devices and push preferences (API.md "Devices and push"): `notification.register_device`,
+/// `notification.list_devices`, `notification.delete_device`,
+/// `notification.get_push_preferences`, `notification.update_push_preferences`; and logout
+/// (`auth.session.revoked`) removing the devices registered with the ended sessions.
+struct DeviceHandlers: Sendable {
+    let store: DeviceStore
+
+    func register(on host: ServiceHost) {
+        host.on(Notifications.RegisterDevice.self) { request, _ in try await store.register(request) }
+        host.on(Notifications.ListDevices.self) { request, _ in
+            try await store.list(userId: request.userId, page: request.page)
+        }
+        host.on(Notifications.DeleteDevice.self) { request, _ in
+            try await store.delete(userId: request.userId, deviceId: request.deviceId)
+            return Empty()
+        }
+        host.on(Notifications.GetPushPreferences.self) { request, _ in try await store.preferences(userId: request.userId) }
+        host.on(Notifications.UpdatePushPreferences.self) { request, _ in try await store.updatePreferences(request) }
+    }
+
+    /// Applies `auth.session.revoked` in the subscriber's transaction: the devices registered
+    /// with those sessions go, with their queued pushes.
+    func subscribe(_ subscriber: EventSubscriber) {
+        subscriber.on(Auth.SessionRevoked.self) { event, tx in
+            try DeviceStore.removeDevices(userId: event.body.userId, sessionIds: event.body.sessionIds, in: tx)
+            return .applied
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import APNs
+import Foundation
+import Shared
+
+@testable import NotificationService
+
+/// A `PushTransport` that records every message and answers each with the outcome scripted for
+/// its token (queued outcomes first, then `.sent`).
+final class RecordingTransport: PushTransport {
+    private let state = Locked<(sent: [PushMessage], script: [String: [PushOutcome]])>(([], [:]))
+
+    /// Every message handed to `send`, in order, whatever its outcome.
+    var messages: [PushMessage] { state.withLock { $0.sent } }
+
+    /// The next sends to `token` get `outcomes`, one each, in order.
+    func script(_ token: String, _ outcomes: [PushOutcome]) {
+        state.withLock { $0.script[token, default: []] += outcomes }
+    }
+
+    func send(_ messages: [PushMessage]) async -> [PushOutcome] {
+        state.withLock { s in
+            s.sent += messages
+            return messages.map { m in
+                guard var queued = s.script[m.deviceToken], !queued.isEmpty else { return .sent(apnsID: nil) }
+                let outcome = queued.removeFirst()
+                s.script[m.deviceToken] = queued
+                return outcome
+            }
+        }
+    }
+}
+
+/// A clock the test moves (Unix ms), for `PushQueue`.
+final class TestClock: Sendable {
+    private let now = Locked<Int64>(Timestamp.nowMs())
+
+    func read() -> Int64 { now.withLock { $0 } }
+
+    func advance(ms: Int64) { now.withLock { $0 += ms } }
+
+    /// A queue on this clock.
+    func queue() -> PushQueue { PushQueue(clock: { [self] in read() }) }
+}
+
+/// A decoded push payload.
+struct DecodedPush: Decodable, Equatable {
+    struct APS: Decodable, Equatable {
+        struct Alert: Decodable, Equatable { var body: String }
+        var alert: Alert
+        var badge: Int
+        var sound: String
+        var threadID: String
+        enum CodingKeys: String, CodingKey {
+            case alert, badge, sound
+            case threadID = "thread-id"
+        }
+    }
+    var aps: APS
+    var notificationId: String
+    var seq: Int64
+
+    init(_ message: PushMessage) throws {
+        self = try JSONDecoder().decode(DecodedPush.self, from: Data(message.payload))
+    }
+}
+
+/// A token for tests: `n` as 64 hex digits.
+func testToken(_ n: Int) -> String {
+    String(repeating: "0", count: 64 - String(n, radix: 16).count) + String(n, radix: 16)
+}
