@@ -3,14 +3,23 @@ import Shared
 
 /// Where NotificationService gets its APNs transport from the environment.
 enum PushTransports {
-    /// The transport for `env`, or nil (push off, said once at start).
-    ///
-    /// PLUG IN THE REAL TRANSPORT HERE: when `APNsClient` lands (branch push-apns), return
-    /// `APNsClient(configuration)` for `APNsConfiguration.fromEnvironment()` when it gives a
-    /// configuration (`APNS_KEY_FILE`, `APNS_KEY_ID`, `APNS_TEAM_ID`, `APNS_TOPIC`, `APNS_URL`,
-    /// `APNS_CA_FILE`), and nil (with this log line) when they are unset. Until then push is off.
+    /// The APNs HTTP/2 client for `env` (`APNsConfiguration.fromEnvironment`: `APNS_KEY_FILE`,
+    /// `APNS_KEY_ID`, `APNS_TEAM_ID`, `APNS_TOPIC`, `APNS_URL`, `APNS_CA_FILE`,
+    /// `APNS_CONNECTIONS`), or nil when none of them is set: push is off, and the service says so
+    /// once, at start.
+    /// - Throws: `APNsConfigurationError` naming the variable when some are set but the
+    ///   configuration is incomplete or its key does not load (the service does not start).
     static func make(env: Environment, logger: Logger) throws -> (any PushTransport)? {
-        logger.info("push is off: APNS_* unset")
-        return nil
+        guard let configuration = try APNsConfiguration.fromEnvironment(env.values) else {
+            logger.info("push is off: APNS_* unset")
+            return nil
+        }
+        logger.info(
+            "push is on",
+            metadata: [
+                "url": configuration.baseURL, "topic": configuration.topic, "keyID": configuration.keyID,
+                "connections": "\(configuration.connections)",
+            ])
+        return try APNsClient(configuration: configuration)
     }
 }
