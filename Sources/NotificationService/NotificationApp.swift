@@ -39,7 +39,8 @@ struct NotificationApp: ServiceApp {
         self.init(
             database: database, auth: try runtime.client(for: .auth), logger: runtime.logger,
             configuration: configuration, publisher: NotificationPublisher(delivery), delivery: delivery,
-            deliveryEndpoint: endpoint, push: transport.map { ($0, PushQueue()) })
+            deliveryEndpoint: endpoint,
+            push: transport.map { ($0.transport, PushQueue(environments: $0.environments)) })
     }
 
     /// Builds the service (also what the in-process tests use, with `publisher` collecting what

@@ -7,9 +7,37 @@ import Shared
 final class PushQueue: Sendable {
     let clock: @Sendable () -> Int64
     let doorbell = Doorbell()
+    /// The device environments (`sandbox`, `production`) the transport reaches: only their
+    /// devices get pushes queued. A device token is valid only against the APNs environment it
+    /// was issued for (Apple, "Sending notification requests to APNs": the development server
+    /// for sandbox tokens), and sending it to the other answers 400 BadDeviceToken, which would
+    /// remove a live device. See `environments(forURL:)`.
+    let environments: Set<String>
 
-    init(clock: @escaping @Sendable () -> Int64 = { Timestamp.nowMs() }) {
+    init(
+        clock: @escaping @Sendable () -> Int64 = { Timestamp.nowMs() },
+        environments: Set<String> = ["sandbox", "production"]
+    ) {
         self.clock = clock
+        self.environments = environments
+    }
+
+    /// The environments an APNs base URL serves: Apple's development host
+    /// (`api.sandbox.push.apple.com`) sandbox devices, its production host (`api.push.apple.com`)
+    /// production ones, and any other host (a stand-in, a proxy) both.
+    static func environments(forURL url: String) -> Set<String> {
+        let host = url.lowercased().split(separator: "/").dropFirst().first?.split(separator: ":").first ?? ""
+        switch host {
+        case "api.sandbox.push.apple.com", "api.development.push.apple.com": return ["sandbox"]
+        case "api.push.apple.com": return ["production"]
+        default: return ["sandbox", "production"]
+        }
+    }
+
+    /// The SQL condition on devices alias `d` that keeps only `environments` (constants: no
+    /// parameter to bind), e.g. `d.environment IN ('sandbox')`.
+    var environmentCondition: String {
+        "d.environment IN (" + environments.sorted().map { "'\($0)'" }.joined(separator: ", ") + ")"
     }
 
     /// Rings the doorbell once `tx` commits.

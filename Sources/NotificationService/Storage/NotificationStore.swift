@@ -184,7 +184,8 @@ struct NotificationWriter: Sendable {
                 let text = NotificationText.render(
                     type: .post, actorUsername: try PushQueueStore.username(job.owner, on: c) ?? "Someone", detail: nil)
                 if try PushQueueStore.enqueueFanOut(
-                    post: job.post, after: after, last: last, text: text, now: push.clock(), in: tx) > 0
+                    post: job.post, after: after, last: last, text: text, now: push.clock(),
+                    environments: push.environmentCondition, in: tx) > 0
                 {
                     push.wakeOnCommit(tx)
                 }
@@ -205,7 +206,7 @@ struct NotificationWriter: Sendable {
             type: type.kind, actorUsername: try PushQueueStore.username(actor, on: c) ?? "Someone", detail: stored.detail)
         if try PushQueueStore.enqueue(
             recipient: recipient, seq: stored.seq, type: type, text: text, collapseID: PushQueue.collapseID(for: stored),
-            now: push.clock(), in: tx) > 0
+            now: push.clock(), environments: push.environmentCondition, in: tx) > 0
         {
             push.wakeOnCommit(tx)
         }

@@ -36,19 +36,21 @@ enum PushQueueStore {
     }
 
     /// Queues one push per device of `recipient` unless they turned pushes of `type` off, in `tx`.
-    /// - Parameter now: Unix ms (the row is due at once).
+    /// - Parameters:
+    ///   - now: Unix ms (the row is due at once).
+    ///   - environments: an SQL condition on devices `d` (`PushQueue.environmentCondition`).
     /// - Returns: the rows queued. - Throws: the engine's error.
     @discardableResult
     static func enqueue(
         recipient: Int64, seq: Int64, type: NotificationType, text: String, collapseID: String?, now: Int64,
-        in tx: Transaction
+        environments: String = "TRUE", in tx: Transaction
     ) throws -> Int {
         try NotificationWriter.byKey(tx.connection) {
             try tx.query(
                 """
                 INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
                 SELECT d.key, ?1, ?2, ?3, ?4, CAST(?5 AS TEXT), ?6, ?6, \(round(seq: "?2", recipient: "?1")) FROM devices d
-                WHERE d.user_key = ?1 AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                WHERE d.user_key = ?1 AND \(environments) AND NOT EXISTS (SELECT 1 FROM push_preferences p
                     WHERE p.user_key = ?1 AND (p.muted & ?7) <> 0)
                 """, [recipient, seq, type.rawValue, text, collapseID, now, DeviceStore.muteBit(type)])
             return tx.connection.changes
@@ -66,9 +68,10 @@ enum PushQueueStore {
     /// fan-outs share the senders; alone, a fan-out drains as fast as the senders go.
     /// - Returns: the rows queued. - Throws: the engine's error.
     @discardableResult
-    static func enqueueFanOut(post: Int64, after: Int64, last: Int64, text: String, now: Int64, in tx: Transaction) throws
-        -> Int
-    {
+    static func enqueueFanOut(
+        post: Int64, after: Int64, last: Int64, text: String, now: Int64, environments: String = "TRUE",
+        in tx: Transaction
+    ) throws -> Int {
         try NotificationWriter.byKey(tx.connection) {
             try tx.query(
                 """
@@ -76,7 +79,7 @@ enum PushQueueStore {
                 SELECT d.key, n.recipient, n.seq, n.type, ?4, NULL, ?5, ?5, row_number() OVER (ORDER BY n.recipient, d.key)
                 FROM recent_notifications n JOIN devices d ON d.user_key = n.recipient
                 WHERE n.post = ?1 AND n.type = \(NotificationType.post.rawValue) AND n.recipient > ?2 AND n.recipient <= ?3
-                    AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                    AND \(environments) AND NOT EXISTS (SELECT 1 FROM push_preferences p
                         WHERE p.user_key = n.recipient AND (p.muted & \(DeviceStore.muteBit(.post))) <> 0)
                 """, [post, after, last, text, now])
             return tx.connection.changes

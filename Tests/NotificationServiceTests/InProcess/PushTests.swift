@@ -17,8 +17,10 @@ struct PushTests {
         let clock = TestClock()
         let sender: PushSender
 
-        init(fanOutBatch: Int = 2_000, batch: Int = 100) async throws {
-            let queue = clock.queue()
+        init(
+            fanOutBatch: Int = 2_000, batch: Int = 100, environments: Set<String> = ["sandbox", "production"]
+        ) async throws {
+            let queue = clock.queue(environments: environments)
             s = try await InProcessService(fanOutBatch: fanOutBatch, push: (transport, queue))
             sender = PushSender(
                 database: s.database, transport: transport, queue: queue, logger: InProcessService.logger,
@@ -27,9 +29,11 @@ struct PushTests {
 
         /// Registers a device of `user` (session `session`).
         @discardableResult
-        func device(_ user: Identity, _ n: Int, session: String = "s1") async throws -> Notifications.Device {
+        func device(_ user: Identity, _ n: Int, session: String = "s1", environment: String = "sandbox") async throws
+            -> Notifications.Device
+        {
             try await s.app.devices.store.register(
-                .init(userId: user.id, sessionId: session, token: testToken(n), environment: "sandbox"))
+                .init(userId: user.id, sessionId: session, token: testToken(n), environment: environment))
         }
 
         /// Steps the sender until nothing is due. - Returns: rows claimed in all.
@@ -94,6 +98,23 @@ struct PushTests {
         t.clock.advance(ms: 3_600_000)
         #expect(try await t.drain() == 0)
         #expect(t.transport.messages.count == 2)
+    }
+
+    @Test func onlyDevicesOfTheEnvironmentsTheTransportReachesGetPushes() async throws {
+        #expect(PushQueue.environments(forURL: "https://api.sandbox.push.apple.com") == ["sandbox"])
+        #expect(PushQueue.environments(forURL: "https://api.push.apple.com:443") == ["production"])
+        #expect(PushQueue.environments(forURL: "https://127.0.0.1:8443") == ["sandbox", "production"])
+        let t = try await Setup(environments: ["production"])
+        defer { t.s.stop() }
+        let feed = try await ProfileFeed(into: t.s)
+        defer { feed.stop() }
+        let ids = try await t.s.users(["owner", "liker"])
+        try await t.device(ids[0], 1, environment: "sandbox")
+        try await t.device(ids[0], 2, environment: "production")
+        try await feed.like(ids[1], ids[0], post: "p1")
+        #expect(try await t.queued() == 1)
+        #expect(try await t.drain() == 1)
+        #expect(t.transport.messages.map(\.deviceToken) == [testToken(2)])
     }
 
     @Test func theBadgeIsTheUnreadCountWhenSent() async throws {

@@ -39,7 +39,9 @@ final class TestClock: Sendable {
     func advance(ms: Int64) { now.withLock { $0 += ms } }
 
     /// A queue on this clock.
-    func queue() -> PushQueue { PushQueue(clock: { [self] in read() }) }
+    func queue(environments: Set<String> = ["sandbox", "production"]) -> PushQueue {
+        PushQueue(clock: { [self] in read() }, environments: environments)
+    }
 }
 
 /// A decoded push payload.
