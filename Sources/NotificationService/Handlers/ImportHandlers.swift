@@ -9,6 +9,7 @@ struct ImportHandlers: Sendable {
 
     func register(on host: ServiceHost) {
         host.on(Notifications.ImportFollows.self) { request, context in try await importFollows(request, context) }
+        host.on(Notifications.ImportDevices.self) { request, context in try await importDevices(request, context) }
     }
 
     /// Checks the request, resolves every id through the identity replica (AuthService for the
@@ -61,5 +62,47 @@ struct ImportHandlers: Sendable {
                 "followee.id": followee.id, "follows.created": "\(created.count)", "follows.requested": "\(followers.count)",
             ])
         return .init(created: created.count)
+    }
+
+    /// Checks the request, resolves every user id through the identity replica, then inserts the
+    /// devices whose tokens are not registered yet, in one transaction (`DeviceStore.importDevices`).
+    /// - Throws: 400 `invalid_request` / `invalid_field`, 404 `not_found` with the unknown ids as
+    ///   fields, 503/504 when AuthService cannot answer a lookup.
+    func importDevices(_ request: Notifications.ImportDevices.Request, _ context: RequestContext) async throws
+        -> Notifications.ImportDevices.Reply
+    {
+        let limit = Notifications.ImportDevices.maxDevices
+        guard (1...limit).contains(request.devices.count) else {
+            let message = "1 to \(limit) devices per request (got \(request.devices.count))"
+            throw ServiceError.badRequest(
+                "invalid_request", message, fields: [FieldError(field: "devices", .invalidRequest, message: message)])
+        }
+        var errors: [FieldError] = []
+        for (i, d) in request.devices.enumerated() {
+            if !DeviceStore.isStoredToken(d.token) {
+                errors.append(
+                    .init(field: "devices[\(i)].token", .invalidField, message: "must be 16 to 200 lowercase hex digits, even"))
+            }
+            if !DeviceStore.environments.contains(d.environment) {
+                errors.append(.init(field: "devices[\(i)].environment", .invalidField, message: "must be sandbox or production"))
+            }
+        }
+        guard errors.isEmpty else { throw ServiceError.validation(Array(errors.prefix(100))) }
+        let known = try await replica.identities(ids: Array(Set(request.devices.map(\.userId))))
+        let unknown = request.devices.enumerated().filter { known[$0.element.userId] == nil }
+        if !unknown.isEmpty {
+            throw ServiceError(
+                .notFound, message: "\(unknown.count) device(s) of unknown users", status: 404,
+                fields: unknown.prefix(100).map {
+                    FieldError(field: "devices[\($0.offset)].userId", .notFound, message: "no user \($0.element.userId)")
+                })
+        }
+        let rows = request.devices.map { (userKey: known[$0.userId]!.key, token: $0.token, environment: $0.environment) }
+        let now = Timestamp.nowMs()
+        let created = try await replica.database.write { tx in try DeviceStore.importDevices(rows, nowMs: now, in: tx) }
+        context.logger.info(
+            "notification.devices_imported",
+            metadata: ["devices.created": "\(created)", "devices.requested": "\(rows.count)"])
+        return .init(created: created)
     }
 }

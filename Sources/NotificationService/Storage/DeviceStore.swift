@@ -115,6 +115,31 @@ struct DeviceStore: Sendable {
         guard found else { throw ServiceError.notFound("device") }
     }
 
+    /// Inserts `devices` (no session: `session_id` empty) whose tokens are not registered yet, 500
+    /// rows a statement, in `tx` (`Notifications.ImportDevices`; the caller checked the values).
+    /// The per-user cap of `register` is not applied: an import is not a client.
+    /// - Returns: how many were inserted. - Throws: the engine's error.
+    static func importDevices(
+        _ devices: [(userKey: Int64, token: String, environment: String)], nowMs: Int64, in tx: Transaction
+    ) throws -> Int {
+        var created = 0
+        var rest = devices[...]
+        while !rest.isEmpty {
+            let chunk = rest.prefix(500)
+            rest = rest.dropFirst(chunk.count)
+            var params: [any SQLBindable] = []
+            for d in chunk { params += [RandomID.make(), d.userKey, d.token, d.environment, nowMs] }
+            try tx.query(
+                """
+                INSERT INTO devices(id, user_key, token, environment, session_id, created_at) VALUES
+                \(Array(repeating: "(?, ?, ?, ?, '', ?)", count: chunk.count).joined(separator: ", "))
+                ON CONFLICT(token) DO NOTHING
+                """, params)
+            created += tx.connection.changes
+        }
+        return created
+    }
+
     /// Deletes device `deviceKey` and its queued pushes, in `tx`. - Throws: the engine's error.
     static func delete(deviceKey: Int64, in tx: Transaction) throws {
         try tx.query("DELETE FROM push_queue WHERE device = ?", [deviceKey])

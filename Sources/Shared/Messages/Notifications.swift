@@ -109,6 +109,43 @@ public enum Notifications {
         }
     }
 
+    /// Devices of many users in one transaction, for load tests and migrations (`LoadTest push`
+    /// registers a device for each of 100,000 followers without logging each one in). On
+    /// NotificationService's RPC endpoint only: the gateway has no route to it. A token already
+    /// registered is left as it is. The devices belong to no session (`sessionId` empty), so no
+    /// logout removes them. Errors: 400 `invalid_request` (count), 400 `invalid_field`
+    /// (`devices[i].token`, `devices[i].environment`), 404 `not_found` (`devices[i].userId`).
+    public enum ImportDevices: RPC {
+        public static let type = "notification.import_devices"
+        public static let isIdempotent = true
+        /// Most devices in one request.
+        public static let maxDevices = 10_000
+
+        public struct Device: Codable, Sendable {
+            public var userId: String
+            /// Lowercase hex, 16...200 digits, even length (as `RegisterDevice`).
+            public var token: String
+            /// `sandbox` or `production`.
+            public var environment: String
+            public init(userId: String, token: String, environment: String) {
+                self.userId = userId
+                self.token = token
+                self.environment = environment
+            }
+        }
+
+        public struct Request: Codable, Sendable {
+            public var devices: [Device]
+            public init(devices: [Device]) { self.devices = devices }
+        }
+
+        public struct Reply: Codable, Sendable, Equatable {
+            /// Devices created (the others' tokens were registered already).
+            public var created: Int
+            public init(created: Int) { self.created = created }
+        }
+    }
+
     /// A list entry: a user id and the viewer's follow state toward it.
     public struct Entry: Codable, Sendable, Equatable {
         public var userId: String

@@ -30,4 +30,34 @@ import Testing
         }
         #expect(error?.status == 404 && error?.fields?.map(\.field) == ["followerIds[0]"])
     }
+
+    @Test func importedDevicesThroughTheRealService() async throws {
+        let h = try await ProcessHarness(answersLookups: false)
+        defer { h.shutdown() }
+        let users = try await h.auth.importUsers((0..<600).map { "withdevice\($0)" })
+        try await h.waitForEvents(of: h.auth.producer)
+        func token(_ i: Int) -> String { String(repeating: "ab", count: 16) + String(format: "%032x", i) }
+        let devices = users.enumerated().map {
+            Notifications.ImportDevices.Device(userId: $0.element.id, token: token($0.offset), environment: "sandbox")
+        }
+        #expect(try await h.client.call(Notifications.ImportDevices.self, .init(devices: devices)).created == 600)
+        // Sent again (a resumed setup): nothing new, nothing moved.
+        #expect(try await h.client.call(Notifications.ImportDevices.self, .init(devices: devices)).created == 0)
+        let listed = try await h.client.call(
+            Notifications.ListDevices.self, .init(userId: users[7].id, page: .init()))
+        #expect(listed.items.count == 1 && listed.items[0].environment == "sandbox")
+        // A bad token and an unknown user: each named.
+        let bad = await #expect(throws: ServiceError.self) {
+            _ = try await h.client.call(
+                Notifications.ImportDevices.self,
+                .init(devices: [.init(userId: users[0].id, token: "xyz", environment: "sandbox")]))
+        }
+        #expect(bad?.status == 400 && bad?.fields?.map(\.field) == ["devices[0].token"])
+        let unknown = await #expect(throws: ServiceError.self) {
+            _ = try await h.client.call(
+                Notifications.ImportDevices.self,
+                .init(devices: [.init(userId: "nobody", token: token(9_999), environment: "sandbox")]))
+        }
+        #expect(unknown?.status == 404 && unknown?.fields?.map(\.field) == ["devices[0].userId"])
+    }
 }
