@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/bench push: LoadTest push against scripts/run-local and a stand-in APNs built for load.
 
-  scripts/bench push [--followers F] [--owners O] [--rate R] [--duration S] [--users U]
+  scripts/bench push [--followers F] [--owners O] [--likers L] [--rate R] [--duration S] [--users U]
                      [--storage sqlite|postgres] [--scale N]
 
 What it starts, on free ports, in a temporary directory:
@@ -121,11 +121,12 @@ def main():
     parser.add_argument("--owners", type=int, default=100)
     parser.add_argument("--rate", type=float, default=50)
     parser.add_argument("--duration", type=float, default=30)
-    parser.add_argument("--users", type=int, default=0, help="default: followers + 1")
+    parser.add_argument("--likers", type=int, default=20)
+    parser.add_argument("--users", type=int, default=0, help="default: followers + owners + likers + 1")
     parser.add_argument("--storage", choices=["sqlite", "postgres"], default="sqlite")
     parser.add_argument("--scale", type=int, default=0)
     args = parser.parse_args()
-    users = args.users or args.followers + 1
+    users = args.users or args.followers + args.owners + args.likers + 1
     out_dir = os.path.join(ROOT, "reports", "bench-push-" + time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()))
     os.makedirs(out_dir, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="bench-push-")
@@ -150,7 +151,8 @@ def main():
         poll("run-local to be ready", stack.ready, 900, 0.2)
         report_dir = os.path.join(out_dir, "push")
         cmd = [LOADTEST, "push", "--url", f"http://127.0.0.1:{stack.port}", "--users", str(users),
-               "--followers", str(args.followers), "--owners", str(args.owners), "--rate", str(args.rate),
+               "--followers", str(args.followers), "--owners", str(args.owners), "--likers", str(args.likers),
+               "--rate", str(args.rate),
                "--duration", str(args.duration), "--streams", "0", "--apns-log", apns_log,
                "--users-file", os.path.join(tmp, "users.json"), "--report-dir", report_dir]
         print("bench-push: " + " ".join(cmd[1:]), file=sys.stderr, flush=True)

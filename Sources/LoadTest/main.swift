@@ -9,7 +9,7 @@ import Shared
 /// notification streams (setup imports users and follows through the services over ZeroMQ
 /// unless `--register-via http`). See `usage`.
 let usage = """
-    usage: LoadTest setup|likes|celebrity|baseline|smoke|memory [options]
+    usage: LoadTest setup|likes|celebrity|push|baseline|smoke|memory [options]
            LoadTest --help | -h    this text (exit 0)
       --url URL               gateway (default http://127.0.0.1:8080)
       --users N               users to create (default 1000); user 0 is the celebrity
@@ -45,6 +45,12 @@ let usage = """
       --users-file PATH       cached users (default ./reports/users-<host_port>-seed<S>.json)
       --adopt PREFIX          setup: adopt users PREFIX_0..N-1 registered earlier (ids looked up,
                               tokens from logins only for the users a scenario acts as)
+      --apns-log PATH         push: the stand-in APNs's log of accepted pushes (scripts/bench push
+                              starts nginx as one); push: users 1...F follow the celebrity and
+                              have a device each, the next --owners O (default 100) own a post
+                              each and have a device, the next --likers L (default 20) like them
+                              at --rate for --duration; the celebrity posts a third of the way in
+      --likers L              push: users who like (default 20; rate × duration ≤ O × L)
       --report-dir DIR        default ./reports/<scenario>-<timestamp>
     """
 
@@ -112,7 +118,7 @@ func main() async -> Int32 {
             }
             try ReportWriter.write(report, plots: plots, to: options.reportDirectory("baseline"))
             return report.failures.isEmpty ? 0 : 1
-        case "setup", "likes", "celebrity":
+        case "setup", "likes", "celebrity", "push":
             // Before any setup, not after a long run.
             if scenario != "setup" && options.baseline && options.nchan, let missing = NginxNchan.missing() {
                 throw LoadTestError(missing)
@@ -137,7 +143,8 @@ func main() async -> Int32 {
             }
             let (report, plots) =
                 scenario == "likes"
-                ? try await LikesScenario.run(api, options) : try await CelebrityScenario.run(api, options)
+                ? try await LikesScenario.run(api, options)
+                : scenario == "push" ? try await PushScenario.run(api, options) : try await CelebrityScenario.run(api, options)
             try ReportWriter.write(report, plots: plots, to: options.reportDirectory(scenario))
             return report.failures.isEmpty ? 0 : 1
         default:

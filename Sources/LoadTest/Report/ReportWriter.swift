@@ -66,6 +66,10 @@ enum ReportWriter {
         )
         row("loss / duplicates / unexpected", "\(d.lost) / \(d.duplicates) / \(d.unexpected)")
         row("delivery latency", lat(d.latencyMs))
+        if let c = r.celebrityPush {
+            row("celebrity pushes", "\(c.expected) expected, \(c.streamed) at APNs, lost \(c.lost), duplicates \(c.duplicates)")
+            row("celebrity push latency", lat(c.latencyMs))
+        }
         if let p = r.persistence {
             row(
                 "persistence checked",

@@ -111,6 +111,10 @@ struct RunReport: Codable, Sendable {
     var httpLatencyMs = LatencySummary([])
     var delivery = DeliveryReport()
     var persistence: PersistenceReport?
+    /// push: the celebrity post's pushes, one per follower's device (`delivery` holds the likes':
+    /// `streamed` counts pushes seen at the stand-in APNs; latency is from the action's scheduled
+    /// send to the push's arrival there).
+    var celebrityPush: DeliveryReport?
     /// The raw libzmq PUB/SUB baseline (`--baseline`).
     var baseline: BaselineReport?
     /// The same shape through nginx + nchan: SSE subscribers, HTTP POST publishing (`--baseline`).

@@ -57,6 +57,11 @@ struct Options: Sendable {
     /// Username prefix of users registered earlier (e.g. by a run whose users file is gone) to
     /// adopt instead of registering new ones; see `Setup.adopt`.
     var adopt: String?
+    /// push: the stand-in APNs's log of accepted pushes (`$msec $request_uri $request_body` per
+    /// line, as scripts/bench-push.py configures nginx).
+    var apnsLog: String?
+    /// push: users who like the owners' posts (each logs in).
+    var likers = 20
 
     /// Parses `arguments` (after the scenario name).
     /// - Throws: `LoadTestError` naming an unknown option or a bad value.
@@ -107,6 +112,8 @@ struct Options: Sendable {
             case "--users-file": usersFile = try value()
             case "--payload-bytes": payloadBytes = Int(try number(try value(), a))
             case "--adopt": adopt = try value()
+            case "--apns-log": apnsLog = try value()
+            case "--likers": likers = max(1, Int(try number(try value(), a)))
             case "--baseline": baseline = true
             case "--no-nchan": nchan = false
             default: throw LoadTestError("unknown option \(a)")
