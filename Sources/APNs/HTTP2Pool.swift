@@ -35,8 +35,12 @@ struct HTTP2PoolSettings: Sendable {
     /// The longest a connection may take to open (TCP and TLS), ms.
     var connectTimeoutMs = 10_000
     /// The most streams this side opens on one connection (`CURLMOPT_MAX_CONCURRENT_STREAMS`; the
-    /// server's `SETTINGS_MAX_CONCURRENT_STREAMS` may lower it).
-    var streamsPerConnection = 1_000
+    /// server's `SETTINGS_MAX_CONCURRENT_STREAMS` may lower it). 32, not 1,000: libcurl's
+    /// `curl_multi_perform` walks every transfer in flight on each wake, so 1,000 streams a
+    /// connection cost more CPU per push than they saved in round trips (`scripts/bench push`,
+    /// 50,000 followers: p99 7.5 s and 133 µs of NotificationService CPU per push at 1,000; 5.0 s
+    /// and 116 µs at 100; 4.9 s and 109 µs at 32).
+    var streamsPerConnection = 32
     /// An idle connection older than this is not reused, seconds (`CURLOPT_MAXAGE_CONN`;
     /// libcurl's default, 118 s, would close and reopen connections between bursts).
     var maximumIdleSeconds = 3_600
