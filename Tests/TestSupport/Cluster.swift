@@ -13,6 +13,9 @@ public final class Cluster: @unchecked Sendable {
     public let extraEnvironment: [String: String]
     /// Commands services are started through, by service (see `ServiceProcess.launcher`).
     public var launchers: [String: [String]] = [:]
+    /// Environment for one service only, by service (`notification`; its replicas too), added
+    /// over `extraEnvironment`: e.g. the `APNS_*` variables of a stand-in APNs.
+    public var serviceEnvironment: [String: [String: String]] = [:]
 
     public init(dataDirectory: String = makeTemporaryDirectory(), extraEnvironment: [String: String] = [:]) {
         self.dataDirectory = dataDirectory
@@ -30,7 +33,7 @@ public final class Cluster: @unchecked Sendable {
     /// the same one on a restart.
     /// - Throws: `TestSupportError` when the PostgreSQL test server cannot start.
     func environment(for service: String) throws -> [String: String] {
-        var env = extraEnvironment
+        var env = extraEnvironment.merging(serviceEnvironment[Self.base(service)] ?? [:]) { $1 }
         env["DATA_DIR"] = dataDirectory
         env["LOG_LEVEL"] = env["LOG_LEVEL"] ?? "info"
         // Every replica of each other service, in a comma-separated list per endpoint.
