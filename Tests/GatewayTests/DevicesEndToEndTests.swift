@@ -134,11 +134,15 @@ struct DevicesEndToEndTests {
             (["push": ["like": NSNull()]], "push.like"),
             (["push": false], "push"),
             (["email": false], "email"),
+            ([:], "push"),
         ]
         for (body, field) in bad {
             let r = try http.request("PATCH", "/v1/notifications/preferences", token: token, json: body)
             #expect(r.status == 400 && Self.field(r) == field, "\(body): \(r.status) \(r.text)")
         }
+        // No body at all (schemathesis found it answered 200): `push` is required.
+        let empty = try http.request("PATCH", "/v1/notifications/preferences", token: token)
+        #expect(empty.status == 400 && Self.field(empty) == "push", "\(empty.status) \(empty.text)")
         #expect(
             try http.request("GET", "/v1/notifications/preferences", token: token).object["push"] as? [String: Bool]
                 == expected)

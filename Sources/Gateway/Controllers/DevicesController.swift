@@ -67,13 +67,16 @@ struct DevicesController: Controller {
 
     /// `PATCH /v1/notifications/preferences` `{push: {like?, follow?, comment?, tag?, post?}}`
     /// (any subset) → all of them.
-    /// - Throws: 400 naming `push` (not an object) or `push.<name>` (unknown, or not a boolean).
+    /// - Throws: 400 naming `push` (missing, `required`; or not an object) or `push.<name>`
+    ///   (unknown, or not a boolean).
     func updatePreferences(_ request: Request) async throws -> HTTPResponse {
         let body = try request.body()
         try body.allowOnly(["push"])
         var change = Notifications.UpdatePushPreferences.Request(userId: try request.userId)
         switch body.object["push"] {
-        case nil: break
+        case nil:
+            // An empty PATCH changes nothing and most likely lost its body on the way.
+            throw Problem.invalidField("push", "is required", code: "required")
         case .object(let push)?:
             for member in push.members {
                 guard Self.pushTypes.contains(member.name) else { throw Problem.unknownField("push.\(member.name)") }
