@@ -32,14 +32,15 @@ enum PushPayload {
 
     /// The payload's bytes, the text shortened (ending in `…`) until it fits `maxBytes`.
     static func payload(_ push: ClaimedPush) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var text = push.text
         while true {
             let body = Body(
                 aps: .init(alert: .init(body: text), badge: push.badge, threadID: push.type.kind.wire),
                 notificationId: push.notificationId, seq: push.seq)
-            let bytes = Array((try? encoder.encode(body)) ?? Data())
+            // The wire format's writer (Shared/Wire): a push is encoded per device, and
+            // Foundation's JSONEncoder takes about 1.8× as long for objects of this size
+            // (`Benchmarks json`: 4.5 against 2.5 µs for a PublicUser).
+            let bytes = (try? JSONWriter.encode(body)) ?? []
             let over = bytes.count - maxBytes
             if over <= 0 || text.isEmpty { return bytes }
             // A character takes 1 to 6 bytes in JSON (`\uXXXX`): dropping over / 6 of them (and
