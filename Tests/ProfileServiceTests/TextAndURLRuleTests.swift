@@ -70,6 +70,17 @@ import Testing
         #expect(ProfileRules.commentText("ok\u{200D}") == nil)
     }
 
+    /// A fresh-user trial stored a comment "a" + 150,000 combining accents: one grapheme
+    /// cluster, so within "2,200 characters", and 300 KB. Code points are capped too.
+    @Test func oneCharacterOfThousandsOfCodePointsIsTooLong() async throws {
+        let stacked = "a" + String(repeating: "\u{301}", count: 150_000)
+        #expect(stacked.count == 1)
+        #expect(ProfileRules.commentText(stacked)?.code == "too_long")
+        // The longest emoji sequences in use still count as one character each: 2,200 of them fit.
+        let kisses = String(repeating: "👩🏽\u{200D}❤️\u{200D}💋\u{200D}👨🏻", count: ProfileRules.maxText)
+        #expect(kisses.count == ProfileRules.maxText && ProfileRules.commentText(kisses) == nil)
+    }
+
     @Test func lineBreaksAreKeptInBioCaptionAndCommentButNotInAName() async throws {
         let f = try await ProfileFixture()
         let a = try await f.register("alice")

@@ -30,24 +30,51 @@ enum PushPayload {
         var seq: Int64
     }
 
-    /// The payload's bytes, the text shortened (ending in `…`) until it fits `maxBytes`.
+    /// The payload's bytes, the text shortened (ending in `…`) to fit `maxBytes`: as many whole
+    /// characters (grapheme clusters) as fit, counted in the bytes each takes in the encoded
+    /// JSON; when not even the first fits (one character can be thousands of combining marks),
+    /// as many Unicode scalars as fit.
     static func payload(_ push: ClaimedPush) -> [UInt8] {
-        var text = push.text
-        while true {
+        func encode(_ text: String) -> [UInt8] {
             let body = Body(
                 aps: .init(alert: .init(body: text), badge: push.badge, threadID: push.type.kind.wire),
                 notificationId: push.notificationId, seq: push.seq)
             // The wire format's writer (Shared/Wire): a push is encoded per device, and
             // Foundation's JSONEncoder takes about 1.8× as long for objects of this size
             // (`Benchmarks json`: 4.5 against 2.5 µs for a PublicUser).
-            let bytes = (try? JSONWriter.encode(body)) ?? []
-            let over = bytes.count - maxBytes
-            if over <= 0 || text.isEmpty { return bytes }
-            // A character takes 1 to 6 bytes in JSON (`\uXXXX`): dropping over / 6 of them (and
-            // the `…` added before) never cuts more than needed; a few rounds converge.
-            text = String(text.hasSuffix("…") ? text.dropLast() : text[...])
-            text = String(text.dropLast(over / 6 + 1))
-            text = text.isEmpty ? "" : text + "…"
+            return (try? JSONWriter.encode(body)) ?? []
+        }
+        let whole = encode(push.text)
+        guard whole.count > maxBytes else { return whole }
+        // What the text may take, encoded, with the `…` (3 bytes) after it.
+        var budget = maxBytes - encode("").count - 3
+        var kept = ""
+        for character in push.text {
+            let size = jsonBytes(character.unicodeScalars)
+            if size > budget { break }
+            budget -= size
+            kept.append(character)
+        }
+        if kept.isEmpty {
+            var scalars = String.UnicodeScalarView()
+            for scalar in push.text.unicodeScalars {
+                let size = jsonBytes(CollectionOfOne(scalar))
+                if size > budget { break }
+                budget -= size
+                scalars.append(scalar)
+            }
+            kept = String(scalars)
+        }
+        return encode(kept + "…")
+    }
+
+    /// The bytes `scalars` take inside a JSON string: 2 for `"` and `\`, 6 for other control
+    /// characters (`\uXXXX`; at most, for `\n` and the like take 2), else their UTF-8 length.
+    static func jsonBytes(_ scalars: some Sequence<Unicode.Scalar>) -> Int {
+        scalars.reduce(0) { total, s in
+            total
+                + (s == "\"" || s == "\\"
+                    ? 2 : s.value < 0x20 ? 6 : s.value < 0x80 ? 1 : s.value < 0x800 ? 2 : s.value < 0x10000 ? 3 : 4)
         }
     }
 

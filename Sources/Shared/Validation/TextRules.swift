@@ -36,9 +36,15 @@ public enum TextRules {
         )
     }
 
+    /// Code points a character may take on average under `maxLength`: the longest emoji
+    /// sequences in use (a kiss with two skin tones) take 10.
+    public static let maxScalarsPerCharacter = 16
+
     /// Refuses a value longer than `max` characters (extended grapheme clusters, what a user
-    /// counts), with code `too_long`.
+    /// counts), or longer than `max × maxScalarsPerCharacter` Unicode code points (one
+    /// "character" of 150,000 combining marks is one grapheme cluster), with code `too_long`.
     public static func maxLength(_ value: String, _ max: Int, field: String) -> FieldError? {
-        value.count <= max ? nil : FieldError(field: field, .tooLong, message: "must be at most \(max) characters")
+        value.unicodeScalars.count <= max * maxScalarsPerCharacter && value.count <= max
+            ? nil : FieldError(field: field, .tooLong, message: "must be at most \(max) characters")
     }
 }

@@ -455,5 +455,20 @@ struct PushTests {
         #expect(message.payload.count <= 4_096 && message.payload.count > 3_900)
         #expect(try DecodedPush(message).aps.alert.body.hasSuffix("…"))
         #expect(message.collapseID == "n1" && message.expiration == 86_400)
+        // One character can be thousands of bytes (found by a fresh-user trial: these came out
+        // as an empty body or "alice co…"): the cut keeps what fits, by encoded bytes.
+        // (The first is one character of 3,001 scalars after the prefix: cut before it.)
+        for (comment, kept, least) in [
+            ("a" + String(repeating: "\u{301}", count: 3_000), "alice commented: ", 100),
+            ("a" + String(repeating: "👨‍👩‍👧‍👦", count: 300), "alice commented: a👨‍👩‍👧‍👦", 3_900),
+            (String(repeating: "🇺🇸", count: 2_000), "alice commented: 🇺🇸🇺🇸", 3_900),
+        ] {
+            var long = push
+            long.text = "alice commented: " + comment
+            let cut = PushPayload.message(long)
+            let body = try DecodedPush(cut).aps.alert.body
+            #expect(cut.payload.count <= 4_096 && cut.payload.count > least, "\(cut.payload.count) bytes")
+            #expect(body.hasPrefix(kept) && body.hasSuffix("…"), "\(body.prefix(40))")
+        }
     }
 }
