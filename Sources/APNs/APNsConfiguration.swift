@@ -79,11 +79,14 @@ public struct APNsConfiguration: Sendable, Equatable {
         guard variables.contains(where: { value($0) != nil }) else { return nil }
         func required(_ name: String) throws(APNsConfigurationError) -> String {
             guard let v = value(name) else {
-                let set = variables.filter { value($0) != nil }.joined(separator: ", ")
+                let set = variables.filter { value($0) != nil }
+                let missing = ["APNS_KEY_FILE", "APNS_KEY_ID", "APNS_TEAM_ID", "APNS_TOPIC", "APNS_URL"]
+                    .filter { value($0) == nil }
                 throw APNsConfigurationError(
                     variable: name,
-                    message: "is not set, but \(set) is: set all of APNS_KEY_FILE, APNS_KEY_ID, "
-                        + "APNS_TEAM_ID, APNS_TOPIC and APNS_URL, or none (push off)")
+                    message: "is not set, but \(set.joined(separator: ", ")) \(set.count == 1 ? "is" : "are") "
+                        + "(missing: \(missing.joined(separator: ", "))): set all of APNS_KEY_FILE, APNS_KEY_ID, "
+                        + "APNS_TEAM_ID, APNS_TOPIC and APNS_URL, or no APNS_* variable at all (push off)")
             }
             return v
         }

@@ -26,7 +26,9 @@ final class PushQueue: Sendable {
     /// (`api.sandbox.push.apple.com`) sandbox devices, its production host (`api.push.apple.com`)
     /// production ones, and any other host (a stand-in, a proxy) both.
     static func environments(forURL url: String) -> Set<String> {
-        let host = url.lowercased().split(separator: "/").dropFirst().first?.split(separator: ":").first ?? ""
+        let authority = url.lowercased().split(separator: "/").dropFirst().first?.split(separator: ":").first ?? ""
+        // A fully qualified name may end in a dot (`api.push.apple.com.`).
+        let host = authority.hasSuffix(".") ? authority.dropLast() : authority
         switch host {
         case "api.sandbox.push.apple.com", "api.development.push.apple.com": return ["sandbox"]
         case "api.push.apple.com": return ["production"]

@@ -103,6 +103,7 @@ struct PushTests {
     @Test func onlyDevicesOfTheEnvironmentsTheTransportReachesGetPushes() async throws {
         #expect(PushQueue.environments(forURL: "https://api.sandbox.push.apple.com") == ["sandbox"])
         #expect(PushQueue.environments(forURL: "https://api.push.apple.com:443") == ["production"])
+        #expect(PushQueue.environments(forURL: "https://API.push.apple.com./") == ["production"])
         #expect(PushQueue.environments(forURL: "https://127.0.0.1:8443") == ["sandbox", "production"])
         let t = try await Setup(environments: ["production"])
         defer { t.s.stop() }
