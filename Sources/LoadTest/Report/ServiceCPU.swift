@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// CPU time of the stack's processes over a scenario's measured window: the figure machine noise
 /// disturbs least (a busy neighbour stretches latency, but hardly the CPU a request costs).
@@ -13,7 +14,7 @@ struct ServiceCPU: Sendable {
         var chosen = ServiceMemory.processes(pids: pids, gatewayPort: gatewayPort)
         chosen["LoadTest"] = getpid()
         self.pids = chosen
-        self.start = chosen.compactMapValues { ServiceMemory.cpuMs($0) }
+        self.start = chosen.compactMapValues { ProcessCPU.milliseconds($0) }
     }
 
     /// Closes the window: the CPU milliseconds each service process used since `init` (LoadTest
@@ -22,7 +23,7 @@ struct ServiceCPU: Sendable {
     func used() -> [String: Double] {
         var out: [String: Double] = [:]
         for (name, pid) in pids {
-            guard let before = start[name], let after = ServiceMemory.cpuMs(pid) else { continue }
+            guard let before = start[name], let after = ProcessCPU.milliseconds(pid) else { continue }
             out[name] = after - before
         }
         out["total"] = out.filter { $0.key != "LoadTest" }.values.reduce(0, +)

@@ -40,16 +40,6 @@ enum ServiceMemory {
         return out
     }
 
-    /// CPU time (user + system) process `pid` has used, in milliseconds: fields 14 and 15 of
-    /// `/proc/<pid>/stat` (proc(5)), in clock ticks of `sysconf(_SC_CLK_TCK)`; nil when unreadable.
-    static func cpuMs(_ pid: Int32) -> Double? {
-        guard let text = readProcFile("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else { return nil }
-        // After the parenthesised name: field 3 (state) is index 0, so utime (14) is index 11.
-        let fields = text[text.index(after: close)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
-        return (user + system) * 1000 / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
     /// Inodes of the sockets listening on TCP `port` (IPv4 and IPv6).
     static func listeningInodes(port: Int) -> Set<String> {
         var inodes = Set<String>()

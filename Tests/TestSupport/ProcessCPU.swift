@@ -1,11 +1,11 @@
 import Foundation
 
-/// CPU time of processes, from `/proc` (proc(5)): what a benchmark divides by the work done to
-/// report CPU per request, the figure machine noise disturbs least.
-enum ProcessCPU {
+/// CPU time of processes, from `/proc` (proc(5)): what a benchmark or LoadTest divides by the
+/// work done to report CPU per request or action, the figure machine noise disturbs least.
+public enum ProcessCPU {
     /// CPU time (user + system) process `pid` has used, in milliseconds: fields 14 and 15 of
     /// `/proc/<pid>/stat`, in clock ticks of `sysconf(_SC_CLK_TCK)`; nil when unreadable.
-    static func milliseconds(_ pid: Int32) -> Double? {
+    public static func milliseconds(_ pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = text.lastIndex(of: ")")
         else { return nil }
@@ -17,7 +17,7 @@ enum ProcessCPU {
 
     /// `pid` and its direct children (`/proc/<pid>/task/*/children`): an nginx master and its
     /// workers, which do the work.
-    static func withChildren(_ pid: Int32) -> [Int32] {
+    public static func withChildren(_ pid: Int32) -> [Int32] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         var out = [pid]
         for task in tasks {
@@ -28,7 +28,7 @@ enum ProcessCPU {
     }
 
     /// CPU milliseconds of each named group of processes now (a group's processes summed).
-    static func snapshot(_ groups: [String: [Int32]]) -> [String: Double] {
+    public static func snapshot(_ groups: [String: [Int32]]) -> [String: Double] {
         groups.mapValues { pids in pids.compactMap(milliseconds).reduce(0, +) }
     }
 }
