@@ -58,49 +58,59 @@ public final class APNsClient: PushTransport {
         guard !messages.isEmpty else { return [] }
         return await withCheckedContinuation { continuation in
             let batch = Batch(count: messages.count, continuation: continuation)
+            // One provider token and one submission for the whole batch.
+            let token: ProviderToken
+            do {
+                token = try tokens.current()
+            } catch {
+                for index in messages.indices { batch.complete(index, .retry(reason: "provider token: \(error)", after: nil)) }
+                return
+            }
+            var exchanges: [(HTTP2Exchange, @Sendable (HTTP2Result) -> Void)] = []
+            exchanges.reserveCapacity(messages.count)
             for (index, message) in messages.enumerated() {
                 switch APNsRequest.make(message, baseURL: configuration.baseURL, topic: configuration.topic) {
                 case .failure(let rejection):
                     batch.complete(index, rejection.outcome)
                 case .success(let request):
-                    attempt(request, token: nil) { batch.complete(index, $0) }
+                    exchanges.append(
+                        exchange(request, token: token, renewed: false) { batch.complete(index, $0) })
                 }
             }
+            pool.submit(exchanges)
         }
     }
 
-    /// Sends `request` with `token` (nil: the current one); `renewed` when `token` replaced one
-    /// APNs rejected for this request.
-    private func attempt(
-        _ request: APNsRequest, token: ProviderToken?, done: @escaping @Sendable (PushOutcome) -> Void
-    ) {
-        let used: ProviderToken
-        do {
-            used = try token ?? tokens.current()
-        } catch {
-            done(.retry(reason: "provider token: \(error)", after: nil))
-            return
-        }
+    /// The exchange for `request` with `token`, and what to do with its result; `renewed` when
+    /// `token` replaced one APNs rejected for this request.
+    private func exchange(
+        _ request: APNsRequest, token used: ProviderToken, renewed: Bool,
+        done: @escaping @Sendable (PushOutcome) -> Void
+    ) -> (HTTP2Exchange, @Sendable (HTTP2Result) -> Void) {
         let exchange = HTTP2Exchange(
             url: request.url, headers: request.headers + ["authorization: bearer \(used.jwt)"], body: request.body)
-        pool.submit(exchange) { result in
-            guard result.error == nil, result.status > 0 else {
-                done(.retry(reason: result.error ?? "no response", after: nil))
-                return
-            }
-            let response = APNsResponse(status: result.status, headers: result.headers, body: result.body)
-            switch response.decision(tokenRenewed: token != nil) {
-            case .outcome(let outcome):
-                done(outcome)
-            case .renewTokenAndResend:
-                do {
-                    let fresh = try self.tokens.replace(used.jwt)
-                    self.attempt(request, token: fresh, done: done)
-                } catch {
-                    done(.retry(reason: "provider token: \(error)", after: nil))
+        return (
+            exchange,
+            { result in
+                guard result.error == nil, result.status > 0 else {
+                    done(.retry(reason: result.error ?? "no response", after: nil))
+                    return
+                }
+                let response = APNsResponse(status: result.status, headers: result.headers, body: result.body)
+                switch response.decision(tokenRenewed: renewed) {
+                case .outcome(let outcome):
+                    done(outcome)
+                case .renewTokenAndResend:
+                    do {
+                        let fresh = try self.tokens.replace(used.jwt)
+                        let (again, completion) = self.exchange(request, token: fresh, renewed: true, done: done)
+                        self.pool.submit(again, completion: completion)
+                    } catch {
+                        done(.retry(reason: "provider token: \(error)", after: nil))
+                    }
                 }
             }
-        }
+        )
     }
 }
 

@@ -15,6 +15,18 @@ static inline CURLcode ccurl_setopt_string(CURL *h, CURLoption o, const char *v)
 static inline CURLcode ccurl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
 static inline CURLcode ccurl_setopt_callback(CURL *h, CURLoption o, ccurl_data_callback f) { return curl_easy_setopt(h, o, f); }
 
+/* CURLOPT_SOCKOPTFUNCTION (called once a socket exists, before it connects; return
+   CURL_SOCKOPT_OK) and CURLOPT_CLOSESOCKETFUNCTION (must close the socket; return 0): how a
+   caller learns which sockets libcurl has open. */
+typedef int (*ccurl_sockopt_callback)(void *clientp, curl_socket_t fd, curlsocktype purpose);
+typedef int (*ccurl_closesocket_callback)(void *clientp, curl_socket_t fd);
+static inline CURLcode ccurl_setopt_sockopt_callback(CURL *h, ccurl_sockopt_callback f) {
+    return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, f);
+}
+static inline CURLcode ccurl_setopt_closesocket_callback(CURL *h, ccurl_closesocket_callback f) {
+    return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, f);
+}
+
 static inline long ccurl_response_code(CURL *h) {
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
