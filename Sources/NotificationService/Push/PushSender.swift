@@ -36,7 +36,7 @@ import Shared
 /// window for a duplicate is a crash (or a database outage outlasting the lease) after APNs
 /// answered 200 and before the outcome's commit: the push is then sent again after the lease.
 /// No protocol closes that window (APNs takes no idempotency key, and its 200 cannot commit
-/// with our transaction); it is kept to one batch's send time, and made invisible: every push
+/// with our transaction); it is kept to the two batches in flight, and made invisible: every push
 /// carries an `apns-collapse-id` (its group's, or the notification's own id), so the second
 /// copy replaces the first on the device instead of showing twice. Restarts, replicas and
 /// retries add no other path to a second send: a row is sent only by the holder of its lease.
@@ -74,16 +74,28 @@ final class PushSender: Service {
 
     /// Sends until cancelled: batch after batch while there are due rows, then waits for the
     /// doorbell (a commit queued pushes) or `pollMs`.
+    ///
+    /// Two batches are in flight at once: the next batch is claimed, and handed to the
+    /// transport, while the previous one is still being sent, so the connections never drain
+    /// between batches and the claim's database work overlaps the sending. Each batch has its
+    /// own lease and is applied on its own, so this changes nothing of the exactly-once argument.
     func run() async {
         var retryMs = 0
         while !Task.isCancelled {
+            var previous: Task<Void, Never>?
             do {
-                while !Task.isCancelled, try await step() > 0 {}
+                while !Task.isCancelled {
+                    guard let (claimed, lease) = try await claim() else { break }
+                    let sending = Task { await self.send(claimed, leaseUntil: lease) }
+                    await previous?.value
+                    previous = sending
+                }
                 retryMs = 0
             } catch {
                 logger.error("push.claim_failed", metadata: ["error": "\(error)"])
                 retryMs = min(max(retryMs * 2, 100), 5_000)
             }
+            await previous?.value
             await queue.doorbell.wait(timeoutMs: retryMs > 0 ? retryMs : pollMs)
         }
     }
@@ -92,15 +104,26 @@ final class PushSender: Service {
     /// - Throws: the engine's error from the claim (nothing claimed then).
     @discardableResult
     func step() async throws -> Int {
+        guard let (claimed, lease) = try await claim() else { return 0 }
+        await send(claimed, leaseUntil: lease)
+        return claimed.count
+    }
+
+    /// Claims up to `batch` due rows under a new lease. - Returns: the rows and the lease's end,
+    /// or nil when none are due. - Throws: the engine's error (nothing claimed then).
+    private func claim() async throws -> ([ClaimedPush], lease: Int64)? {
         let now = queue.clock()
         let (lease, claimer, limit) = (now + leaseMs, self.claimer, batch)
         let claimed = try await database.write { tx in
             try PushQueueStore.claim(now: now, leaseUntil: lease, claimer: claimer, limit: limit, in: tx)
         }
-        guard !claimed.isEmpty else { return 0 }
+        return claimed.isEmpty ? nil : (claimed, lease)
+    }
+
+    /// Sends claimed rows and records their outcomes.
+    private func send(_ claimed: [ClaimedPush], leaseUntil: Int64) async {
         let outcomes = await transport.send(claimed.map(PushPayload.message))
-        await apply(Array(zip(claimed, outcomes)), leaseUntil: lease)
-        return claimed.count
+        await apply(Array(zip(claimed, outcomes)), leaseUntil: leaseUntil)
     }
 
     /// Back-off before attempt `attempts + 1` (ms): 1 s doubling, at most 15 min.

@@ -300,6 +300,29 @@ struct PushTests {
         #expect(try await t.queued() == 0)
     }
 
+    /// `run()` keeps two batches in flight: the next batch is claimed and handed to the
+    /// transport while the previous one is still being sent, and no third before the first ends.
+    @Test func theRunningSenderHandsTheNextBatchOverWhileOneIsSending() async throws {
+        let t = try await Setup()
+        defer { t.s.stop() }
+        let ids = try await t.s.users(["owner", "liker"])
+        try await t.device(ids[0], 1)
+        for n in 1...3 { try await t.like(ids[1], ids[0], post: "p\(n)") }
+        let held = HeldTransport()
+        let running = PushSender(
+            database: t.s.database, transport: held, queue: t.sender.queue, logger: InProcessService.logger, batch: 1,
+            pollMs: 600_000)
+        let task = Task { await running.run() }
+        defer { task.cancel() }
+        // The first batch's send is held; the second is handed over anyway.
+        try await waitUntil("a second batch handed over while the first is sending") { held.calls == 2 }
+        #expect(held.mostAtOnce == 2)
+        held.release()
+        try await waitUntil("all three recorded as sent") { running.counts()["push.sent"] == 3 }
+        #expect(held.mostAtOnce == 2)
+        #expect(try await t.queued() == 0)
+    }
+
     @Test func aLikeDuringAFanOutGoesInTheNextBatch() async throws {
         let t = try await Setup(fanOutBatch: 100, batch: 50)
         defer { t.s.stop() }

@@ -70,3 +70,39 @@ struct DecodedPush: Decodable, Equatable {
 func testToken(_ n: Int) -> String {
     String(repeating: "0", count: 64 - String(n, radix: 16).count) + String(n, radix: 16)
 }
+
+/// A `PushTransport` whose sends wait until the test releases them (each answered `.sent`), and
+/// which records how many were waiting at once.
+final class HeldTransport: PushTransport {
+    private let state = Locked<(held: [CheckedContinuation<Void, Never>], calls: Int, mostAtOnce: Int, open: Bool)>(
+        ([], 0, 0, false))
+
+    /// `send` calls so far.
+    var calls: Int { state.withLock { $0.calls } }
+    /// The most sends outstanding at once.
+    var mostAtOnce: Int { state.withLock { $0.mostAtOnce } }
+
+    /// Lets every held send finish, and every later one at once.
+    func release() {
+        let held = state.withLock { s in
+            s.open = true
+            defer { s.held = [] }
+            return s.held
+        }
+        for continuation in held { continuation.resume() }
+    }
+
+    func send(_ messages: [PushMessage]) async -> [PushOutcome] {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = state.withLock { s -> Bool in
+                s.calls += 1
+                if s.open { return true }
+                s.held.append(continuation)
+                s.mostAtOnce = max(s.mostAtOnce, s.held.count)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        return messages.map { _ in .sent(apnsID: nil) }
+    }
+}
