@@ -218,7 +218,9 @@ enum Setup {
         _ api: GatewayAPI, _ population: Population, _ indices: [Int], options: Options, saving: Bool = true,
         link: ServiceLink? = nil
     ) async throws -> Population {
-        let missing = indices.filter { population.users[$0].token.isEmpty }
+        // Each once: callers may name a user twice (a streaming user who is also a checked follower).
+        var seen = Set<Int>()
+        let missing = indices.filter { population.users[$0].token.isEmpty && seen.insert($0).inserted }
         if missing.isEmpty { return population }
         let t0 = Clock.nowNs()
         var got: [Int: String]? = nil
