@@ -36,7 +36,9 @@ struct AuthApp: ServiceApp {
         sessions = SessionHandlers(
             accounts: accountStore, sessions: sessionStore, hasher: hasher, throttle: throttle,
             sessionTTLMs: sessionTTLMs, clock: clock)
-        imports = ImportHandlers(accounts: accountStore, clock: clock)
+        imports = ImportHandlers(
+            accounts: accountStore, sessions: sessionStore, allowSessions: configuration.allowImportSessions,
+            sessionTTLMs: sessionTTLMs, clock: clock)
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
     }

@@ -27,8 +27,11 @@ let usage = """
                               over ZeroMQ, at AUTH_RPC_ENDPOINT, PROFILE_RPC_ENDPOINT and
                               NOTIFICATION_RPC_ENDPOINT (default tcp://127.0.0.1:5551/5553/5555;
                               CURVE_* as for the services); http = one POST /v1/auth/register
-                              per user and one PUT /v1/users/{name}/follow per edge
-      --import-batch B        users per import request (default 5000, at most 5000)
+                              per user and one PUT /v1/users/{name}/follow per edge.
+                              The users a scenario acts as get sessions by auth.import_sessions
+                              (import; AuthService needs AUTH_ALLOW_IMPORT_SESSIONS=1, as
+                              scripts/run-local sets it, else they log in) or log in (http)
+      --import-batch B        users (or sessions) per import request (default 5000, at most 5000)
       --import-concurrency C  import requests in flight (default 3)
       --register-concurrency C  concurrent HTTP registrations (default 4; argon2 is slow)
       --concurrency C         concurrent setup/check requests (default 64)

@@ -150,7 +150,8 @@ struct GoldenJSONTests {
         #expect(EventHeader.peek(Array("not json".utf8)) == nil)
     }
 
-    /// The bulk imports: `auth.import_users` and `notification.import_follows`, and their events.
+    /// The bulk imports: `auth.import_users`, `auth.import_sessions` and `notification.import_follows`,
+    /// and their events.
     @Test func importMessages() throws {
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
         let hash = "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0c2FsdA$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g"
@@ -180,5 +181,16 @@ struct GoldenJSONTests {
             try json(Notifications.FollowsImported(followeeId: "u0", followerIds: ["u1"], notifyPosts: false))
                 == #"{"followeeId":"u0","followerIds":["u1"],"notifyPosts":false}"#)
         #expect(Notifications.FollowsImported.type == "notification.follows.imported")
+        #expect(Auth.ImportSessions.type == "auth.import_sessions" && !Auth.ImportSessions.isIdempotent)
+        #expect(try json(Auth.ImportSessions.Request(userIds: ["u1", "u2"])) == #"{"userIds":["u1","u2"]}"#)
+        #expect(
+            try json(
+                Auth.ImportSessions.Reply(sessions: [
+                    .init(
+                        identity: Identity(id: "u1", username: "alice", email: "alice@example.com", version: 1),
+                        session: .init(token: "t", sessionId: "s1", expiresAt: "2026-12-31T00:00:00.000Z"))
+                ]))
+                == #"{"sessions":[{"identity":{"email":"alice@example.com","id":"u1","username":"alice","version":1},"session":{"expiresAt":"2026-12-31T00:00:00.000Z","sessionId":"s1","token":"t"}}]}"#
+        )
     }
 }

@@ -1,14 +1,73 @@
 import Shared
 
 /// `auth.import_users`: many accounts in one transaction with one precomputed argon2id hash
-/// (see `Auth.ImportUsers`). Registered on AuthService's RPC endpoint only; the gateway has no
-/// route to it.
+/// (see `Auth.ImportUsers`); `auth.import_sessions`: a session for each of many accounts in one
+/// transaction, when the configuration allows it (see `Auth.ImportSessions`). Registered on
+/// AuthService's RPC endpoint only; the gateway has no route to either.
 struct ImportHandlers: Sendable {
     let accounts: any AccountStore
+    let sessions: any SessionStore
+    /// `AUTH_ALLOW_IMPORT_SESSIONS`: whether `auth.import_sessions` is served.
+    let allowSessions: Bool
+    /// Session lifetime in ms (as a login's).
+    let sessionTTLMs: Int64
     let clock: Clock
+
+    /// What `auth.import_sessions` answers when the service does not allow it.
+    static let sessionsNotAllowed = ServiceError.forbidden(
+        "auth.import_sessions is off: AuthService starts sessions without a password only with AUTH_ALLOW_IMPORT_SESSIONS=1 (load tests)"
+    )
 
     func register(on host: ServiceHost) {
         host.on(Auth.ImportUsers.self) { request, context in try await importUsers(request, context) }
+        host.on(Auth.ImportSessions.self) { request, context in try await importSessions(request, context) }
+    }
+
+    /// Checks that the service allows it, the batch's size and every id (32 lower-case hex
+    /// digits, each at most once), then has the store start one session per account, in one
+    /// transaction; each session is a login's (same lifetime, token and digest).
+    /// - Throws: 403 `forbidden` unless `allowSessions`, 400 `invalid_request` (field `userIds`),
+    ///   400 with `userIds[<index>]` fields (`invalid_field`, or from the store `unknown_user`);
+    ///   nothing is written on any error.
+    func importSessions(_ request: Auth.ImportSessions.Request, _ context: RequestContext) async throws
+        -> Auth.ImportSessions.Reply
+    {
+        guard allowSessions else { throw Self.sessionsNotAllowed }
+        let limit = Auth.ImportSessions.maxUsers
+        guard (1...limit).contains(request.userIds.count) else {
+            let message = "1 to \(limit) user ids per request (got \(request.userIds.count))"
+            throw ServiceError.badRequest(
+                "invalid_request", message,
+                fields: [FieldError(field: "userIds", .invalidRequest, message: message)])
+        }
+        var errors: [FieldError] = []
+        var first: [String: Int] = [:]
+        for (i, id) in request.userIds.enumerated() {
+            if !Self.isAccountId(id) {
+                errors.append(
+                    FieldError(field: "userIds[\(i)]", .invalidField, message: "not an account id (32 lower-case hex digits)"))
+            } else if let j = first[id] {
+                errors.append(FieldError(field: "userIds[\(i)]", .invalidField, message: "the same id as userIds[\(j)]"))
+            } else {
+                first[id] = i
+            }
+        }
+        if !errors.isEmpty {
+            throw ServiceError(
+                code: errors.count == 1 ? errors[0].code : "validation_failed",
+                message: "\(errors.count) invalid field(s); first: \(errors[0].field): \(errors[0].message)", status: 400,
+                fields: Array(errors.prefix(Auth.ImportSessions.maxFieldErrors)))
+        }
+        let now = clock.now()
+        let made = request.userIds.map { SessionHandlers.newSession(userId: $0, now: now, ttlMs: sessionTTLMs) }
+        let identities = try await sessions.importSessions(made.map(\.0))
+        context.logger.info("auth.sessions_imported", metadata: ["sessions": "\(made.count)"])
+        return .init(sessions: zip(identities, made).map { Auth.SessionReply(identity: $0, session: $1.1) })
+    }
+
+    /// Whether `id` has the shape of an account id (`RandomID`: 32 lower-case hex digits).
+    static func isAccountId(_ id: String) -> Bool {
+        id.utf8.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// Checks the batch's size, the hash (`PasswordHashPolicy`) and every username and email

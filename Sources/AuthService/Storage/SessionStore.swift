@@ -15,6 +15,14 @@ protocol SessionStore: Sendable {
     /// names, in one transaction.
     func start(_ session: NewSession, clearing failures: LoginFailureKey) async throws
 
+    /// Stores `sessions` (each for an existing account) in one transaction, after checking that
+    /// every account exists (`auth.import_sessions`).
+    /// - Returns: each session's account, in order.
+    /// - Throws: 400 with fields `userIds[<index>]` `unknown_user` (index into `sessions`, at
+    ///   most `Auth.ImportSessions.maxFieldErrors` of them) when an account does not exist;
+    ///   nothing is written then.
+    func importSessions(_ sessions: [NewSession]) async throws -> [Identity]
+
     /// The live session (not expired at `now`, not revoked) whose token hashes to `tokenDigest`.
     func validate(tokenDigest: String, now: Int64) async throws -> Auth.Validate.Reply?
 
@@ -42,6 +50,38 @@ struct SQLSessionStore: SessionStore {
         try await database.write { tx in
             try SQLLoginFailureStore.clear(failures, in: tx)
             try Self.insert(session, in: tx)
+        }
+    }
+
+    func importSessions(_ sessions: [NewSession]) async throws -> [Identity] {
+        try await database.write { tx -> [Identity] in
+            var byId: [String: Identity] = [:]
+            byId.reserveCapacity(sessions.count)
+            // Every account looked up before any insert (in chunks: a statement's parameters
+            // are bounded on both engines), so an unknown one writes nothing.
+            var rest = sessions[...]
+            while !rest.isEmpty {
+                let chunk = rest.prefix(500)
+                rest = rest.dropFirst(chunk.count)
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                for identity in try tx.connection.query(
+                    Identity.self, "SELECT \(SQLAccountStore.identityColumns) FROM users WHERE id IN (\(marks))",
+                    chunk.map(\.userId))
+                {
+                    byId[identity.id] = identity
+                }
+            }
+            let unknown = sessions.indices.filter { byId[sessions[$0].userId] == nil }
+            if let first = unknown.first {
+                let fields = unknown.prefix(Auth.ImportSessions.maxFieldErrors).map {
+                    FieldError(field: "userIds[\($0)]", .unknownUser, message: "no account has this id")
+                }
+                throw ServiceError(
+                    code: unknown.count == 1 ? "unknown_user" : "validation_failed",
+                    message: "\(unknown.count) unknown account(s); first: userIds[\(first)]", status: 400, fields: fields)
+            }
+            for session in sessions { try Self.insert(session, in: tx) }
+            return sessions.map { byId[$0.userId]! }
         }
     }
 

@@ -145,6 +145,48 @@ enum BulkImport {
         return created
     }
 
+    /// Starts a session for each of `indices` (`auth.import_sessions`, `options.importBatch` ids
+    /// per request, at most `Auth.ImportSessions.maxUsers`, `options.importConcurrency` in
+    /// flight): no argon2id verification per user, so 10,000 sessions take about a second where
+    /// logins take minutes. AuthService must allow it (`AUTH_ALLOW_IMPORT_SESSIONS=1`).
+    /// - Returns: the tokens by population index.
+    /// - Throws: the `ServiceError` 403 `forbidden` when AuthService does not allow it (so the
+    ///   caller can log in instead), `LoadTestError` when a batch fails otherwise.
+    static func sessions(_ link: ServiceLink, _ population: Population, _ indices: [Int], options: Options)
+        async throws -> [Int: String]
+    {
+        let size = max(1, min(options.importBatch, Auth.ImportSessions.maxUsers))
+        let batches = stride(from: 0, to: indices.count, by: size).map { Array(indices[$0..<min(indices.count, $0 + size)]) }
+        let users = population.users
+        var tokens: [Int: String] = [:]
+        tokens.reserveCapacity(indices.count)
+        try await withThrowingTaskGroup(of: [(Int, String)].self) { group in
+            var next = 0
+            func launch() {
+                let batch = batches[next]
+                group.addTask {
+                    // Not idempotent: a batch retried after a timeout whose first attempt went
+                    // through leaves that attempt's sessions unused until they expire (harmless).
+                    let reply = try await retrying("import sessions for \(batch.count) users", passing: [403]) {
+                        try await link.auth.call(
+                            Auth.ImportSessions.self, .init(userIds: batch.map { users[$0].id }), timeoutMs: 120_000)
+                    }
+                    guard reply.sessions.count == batch.count,
+                        zip(batch, reply.sessions).allSatisfy({ users[$0].id == $1.identity.id })
+                    else { throw LoadTestError("import sessions: \(reply.sessions.count) answers for \(batch.count) users") }
+                    return zip(batch, reply.sessions).map { ($0, $1.session.token) }
+                }
+                next += 1
+            }
+            while next < min(max(1, options.importConcurrency), batches.count) { launch() }
+            while let got = try await group.next() {
+                for (i, token) in got { tokens[i] = token }
+                if next < batches.count { launch() }
+            }
+        }
+        return tokens
+    }
+
     /// Waits until ProfileService's and NotificationService's identity replicas have applied
     /// every AuthService event there is now (their `subscriber.auth.cursor` counters reach
     /// AuthService's outbox head), so the population is in every service, not only in
@@ -180,13 +222,18 @@ enum BulkImport {
     }
 
     /// Runs an idempotent call, again after 503/504 (up to 5 attempts, 1 s apart).
+    /// - Parameter passing: statuses whose `ServiceError` is thrown as it is, for the caller.
     /// - Throws: `LoadTestError` with `what` and the last error.
-    private static func retrying<T: Sendable>(_ what: String, _ call: @Sendable () async throws -> T) async throws -> T {
+    private static func retrying<T: Sendable>(
+        _ what: String, passing: Set<Int> = [], _ call: @Sendable () async throws -> T
+    ) async throws -> T {
         var attempt = 1
         while true {
             do { return try await call() } catch let e as ServiceError where (e.status == 503 || e.status == 504) && attempt < 5 {
                 attempt += 1
                 try await Task.sleep(nanoseconds: 1_000_000_000)
+            } catch let e as ServiceError where passing.contains(e.status) {
+                throw e
             } catch {
                 throw LoadTestError("\(what): \(error)")
             }

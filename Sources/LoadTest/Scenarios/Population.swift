@@ -108,8 +108,8 @@ enum Setup {
         }
         if let link {
             // The celebrity's session marks the users file as valid on this system.
-            population = try await phase("celebrity login") {
-                try await ensureTokens(api, population, [0], options: options, saving: false)
+            population = try await phase("celebrity session") {
+                try await ensureTokens(api, population, [0], options: options, saving: false, link: link)
             }
             phases.append(("replicas caught up", try await BulkImport.waitForReplicas(link)))
         }
@@ -206,18 +206,61 @@ enum Setup {
             celebrityFollowers: celebrityFollowers >= users.count - 1 ? users.count - 1 : 0)
     }
 
-    /// Logs in the users among `indices` that have no token yet (adopted or imported ones) and,
-    /// unless `saving` is false, saves the population when any did.
+    /// Gets a session for each user among `indices` that has no token yet (adopted or imported
+    /// ones): with `--register-via import` in bulk over ZeroMQ (`BulkImport.sessions`, through
+    /// `link` or a `ServiceLink` of its own), falling back to logins, with a line saying why, when
+    /// AuthService does not allow it; with `--register-via http` one `POST /v1/auth/login` each
+    /// (argon2id: about 28 a second on two cores). Unless `saving` is false, saves the population
+    /// when any user got a token.
     /// - Returns: the population with their tokens.
-    /// - Throws: `LoadTestError` when a login fails.
+    /// - Throws: `LoadTestError` when a login or an import fails.
     static func ensureTokens(
-        _ api: GatewayAPI, _ population: Population, _ indices: [Int], options: Options, saving: Bool = true
+        _ api: GatewayAPI, _ population: Population, _ indices: [Int], options: Options, saving: Bool = true,
+        link: ServiceLink? = nil
     ) async throws -> Population {
-        let missing = indices.filter { population.users[$0].token.isEmpty }
+        // Each once: callers may name a user twice (a streaming user who is also a checked follower).
+        var seen = Set<Int>()
+        let missing = indices.filter { population.users[$0].token.isEmpty && seen.insert($0).inserted }
         if missing.isEmpty { return population }
+        let t0 = Clock.nowNs()
+        var got: [Int: String]? = nil
+        if options.registerVia == .import {
+            let own = link == nil ? try await ServiceLink(overrides: options.serviceEnvironment) : nil
+            defer { own?.shutdown() }
+            do {
+                got = try await BulkImport.sessions(link ?? own!, population, missing, options: options)
+                log(
+                    String(
+                        format: "setup: %d sessions imported in %.1f s", missing.count,
+                        Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
+            } catch let e as ServiceError where e.status == 403 {
+                log("setup: \(e.message); logging \(missing.count) users in over HTTP instead")
+            }
+        }
+        let tokens: [Int: String]
+        if let got {
+            tokens = got
+        } else {
+            tokens = try await logIn(api, population, missing, options: options)
+            log(
+                String(
+                    format: "setup: %d users logged in in %.1f s", missing.count,
+                    Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
+        }
+        var updated = population
+        for (i, token) in tokens { updated.users[i].token = token }
+        if saving { try save(updated, options.usersFilePath) }
+        return updated
+    }
+
+    /// Logs in the users `missing` (`POST /v1/auth/login`, `options.registerConcurrency` at once).
+    /// - Returns: the tokens by population index.
+    /// - Throws: `LoadTestError` when a login fails.
+    private static func logIn(_ api: GatewayAPI, _ population: Population, _ missing: [Int], options: Options)
+        async throws -> [Int: String]
+    {
         let tokens = Locked([Int: String]())
         let failures = Locked([String]())
-        let t0 = Clock.nowNs()
         let progress = Progress { "setup: logging in \(tokens.withLock { $0.count })/\(missing.count) users" }
         let users = population.users
         await forEachConcurrently(missing.count, limit: options.registerConcurrency) { k in
@@ -229,14 +272,7 @@ enum Setup {
         }
         progress.stop()
         if let f = failures.withLock({ $0.first }) { throw LoadTestError(f) }
-        var updated = population
-        for (i, token) in tokens.withLock({ $0 }) { updated.users[i].token = token }
-        if saving { try save(updated, options.usersFilePath) }
-        log(
-            String(
-                format: "setup: %d users logged in in %.1f s", missing.count,
-                Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
-        return updated
+        return tokens.withLock { $0 }
     }
 
     /// Writes the users file (JSON, through the wire format's writer: a million users in about

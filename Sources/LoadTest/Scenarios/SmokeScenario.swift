@@ -10,7 +10,8 @@ import TestSupport
 enum SmokeScenario {
     /// - Returns: the process exit code (0 when every check passed).
     static func run(_ base: Options) async throws -> Int32 {
-        let cluster = Cluster()
+        // Sessions for the acting users come from `auth.import_sessions`, as on run-local.
+        let cluster = Cluster(extraEnvironment: ["AUTH_ALLOW_IMPORT_SESSIONS": "1"])
         defer { cluster.stopAll() }
         try await cluster.start(["auth", "profile", "notification", "gateway"])
         let (engine, streams) = (CurlEngine(), CurlEngine())

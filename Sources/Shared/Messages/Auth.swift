@@ -259,6 +259,46 @@ public enum Auth {
         }
     }
 
+    /// Starts one session for each of many existing accounts, in one transaction, without a
+    /// password: what a load test uses instead of one argon2id verification per login (about
+    /// 28 logins a second on two cores). Never routed by the gateway, and refused unless
+    /// AuthService runs with `AUTH_ALLOW_IMPORT_SESSIONS=1`: only ZeroMQ clients that reach its
+    /// RPC endpoint (CURVE-authenticated in deployment) can send it, and only to a service
+    /// configured for load tests.
+    ///
+    /// Request `{"userIds": ["<32 hex>", ...]}` with 1...`maxUsers` distinct account ids. Reply
+    /// `{"sessions": [{"identity", "session"}, ...]}`: one `auth.login` reply per id, in request
+    /// order. Each session is an ordinary one (the service's session lifetime; the gateway's
+    /// bearer check, `auth.logout` and the session purge treat it as a login's); the tokens are
+    /// shown once. Not idempotent: sending the batch again starts other sessions.
+    ///
+    /// Errors (nothing of the batch written): 403 `forbidden` when the service does not allow
+    /// it (the message names `AUTH_ALLOW_IMPORT_SESSIONS`), 400 `invalid_request` (no ids, or
+    /// more than `maxUsers`, field `userIds`), 400 with fields `userIds[<index>]`
+    /// (`invalid_field` for an id that is not 32 lower-case hex digits or is given twice,
+    /// `unknown_user` for an id no account has; `validation_failed` when several). At most
+    /// `maxFieldErrors` fields are listed; the message gives the total.
+    public enum ImportSessions: RPC {
+        public static let type = "auth.import_sessions"
+        public static let isIdempotent = false
+        /// Most accounts in one request.
+        public static let maxUsers = 5_000
+        /// Most entries in an error's `fields`.
+        public static let maxFieldErrors = 100
+
+        public struct Request: Codable, Sendable {
+            /// Account ids (32 lower-case hex digits), each at most once.
+            public var userIds: [String]
+            public init(userIds: [String]) { self.userIds = userIds }
+        }
+
+        public struct Reply: Codable, Sendable {
+            /// One per requested id, in request order.
+            public var sessions: [SessionReply]
+            public init(sessions: [SessionReply]) { self.sessions = sessions }
+        }
+    }
+
     // MARK: Events
 
     /// Published when an account is created.
