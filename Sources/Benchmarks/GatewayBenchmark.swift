@@ -6,8 +6,11 @@ import TestSupport
 /// `/healthz` (the HTTP server alone), `GET /v1/me` (a cached-token read: one ProfileService
 /// call), `GET /v1/users/{username}` (the profile header: ProfileService and NotificationService
 /// concurrently) — beside the same wrk run against a static file served by nginx, with each
-/// figure's ratio to nginx, and the CPU microseconds each process spent per request (from
-/// `/proc/<pid>/stat` over each wrk run; nginx counted with its workers).
+/// figure's ratio to nginx, the CPU microseconds each process spent per request (from
+/// `/proc/<pid>/stat` over each wrk run; nginx counted with its workers), and the voluntary
+/// context switches per request (every thread's, `/proc/<pid>/task/*/status`): a thread that
+/// blocks to wait for another is a handoff paid for in a wakeup. The switches are also counted
+/// with one connection (`wrk -c1`), where nothing batches: the handoffs one request costs.
 enum GatewayBenchmark {
     struct Figures {
         var requestsPerSecond: Double
@@ -19,6 +22,9 @@ enum GatewayBenchmark {
         /// CPU microseconds per completed request, by process group (`nginx` = master and
         /// workers; the cluster's services by name); empty when not measured.
         var cpuMicrosecondsPerRequest: [String: Double] = [:]
+        /// Voluntary context switches per completed request, by process group; empty when not
+        /// measured.
+        var switchesPerRequest: [String: Double] = [:]
     }
 
     /// - Throws: `MissingTool` (before anything starts) when wrk or nginx is not installed.
@@ -39,16 +45,22 @@ enum GatewayBenchmark {
         var processes: [String: [Int32]] = ["nginx": ProcessCPU.withChildren(nginx.process.processIdentifier)]
         for (service, process) in cluster.processes { if let pid = process.pid { processes[service] = [pid] } }
         var rows: [(String, Figures?)] = []
-        func wrk(_ url: String, headers: [String] = []) throws -> Figures? {
+        func wrk(_ url: String, headers: [String] = [], connections: Int = connections) throws -> Figures? {
             let before = ProcessCPU.snapshot(processes)
+            let switchesBefore = ProcessCPU.voluntarySwitches(processes)
             var figures = try Self.wrk(
                 url, seconds: seconds, connections: connections, headers: headers, executable: wrkPath)
             let after = ProcessCPU.snapshot(processes)
+            let switchesAfter = ProcessCPU.voluntarySwitches(processes)
             if let requests = figures?.requests, requests > 0 {
                 figures?.cpuMicrosecondsPerRequest = after.reduce(into: [:]) { out, entry in
                     let used = entry.value - (before[entry.key] ?? entry.value)
                     let perRequest = used * 1000 / Double(requests)
                     if perRequest >= 0.5 { out[entry.key] = perRequest }
+                }
+                figures?.switchesPerRequest = switchesAfter.reduce(into: [:]) { out, entry in
+                    let perRequest = Double(entry.value - (switchesBefore[entry.key] ?? entry.value)) / Double(requests)
+                    if perRequest >= 0.05 { out[entry.key] = perRequest }
                 }
             }
             return figures
@@ -80,6 +92,11 @@ enum GatewayBenchmark {
             rows.append(("GET /v1/me (cached token)", try wrk("http://127.0.0.1:\(port)/v1/me", headers: header)))
             rows.append(
                 ("GET /v1/users/{u} (profile header)", try wrk("http://127.0.0.1:\(port)/v1/users/\(alice)", headers: header)))
+            rows.append(
+                (
+                    "header, one connection (-c1)",
+                    try wrk("http://127.0.0.1:\(port)/v1/users/\(alice)", headers: header, connections: 1)
+                ))
         }
         print(
             "gateway benchmark: wrk -t2 -c\(connections) -d\(seconds)s on \(ProcessInfo.processInfo.activeProcessorCount) cores"
@@ -111,6 +128,15 @@ enum GatewayBenchmark {
                 pad(name, 36) + String(format: "%.0f", cpu.values.reduce(0, +)) + "  (" + parts.joined(separator: ", ")
                     + ")")
         }
+        print(String(repeating: "-", count: 100))
+        print(pad("target", 36) + "voluntary context switches per request: total (by process)")
+        for (name, f) in rows {
+            guard let switches = f?.switchesPerRequest, !switches.isEmpty else { continue }
+            let parts = switches.sorted { $0.key < $1.key }.map { String(format: "%@ %.1f", $0.key, $0.value) }
+            print(
+                pad(name, 36) + String(format: "%.1f", switches.values.reduce(0, +)) + "  ("
+                    + parts.joined(separator: ", ") + ")")
+        }
     }
 
     private static func pad(_ s: String, _ n: Int) -> String {
@@ -123,7 +149,7 @@ enum GatewayBenchmark {
     ) throws
         -> Figures?
     {
-        var args = ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"]
+        var args = ["-t\(min(2, connections))", "-c\(connections)", "-d\(seconds)s", "--latency"]
         for h in headers { args += ["-H", h] }
         args.append(url)
         let p = Process()

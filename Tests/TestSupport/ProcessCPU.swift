@@ -27,6 +27,35 @@ public enum ProcessCPU {
         return out
     }
 
+    /// Context switches of every thread of process `pid` so far: `voluntary_ctxt_switches` (the
+    /// thread blocked: it waited for another thread, a lock, a socket or a timer, so each one is
+    /// a handoff or a wakeup paid for) and `nonvoluntary_ctxt_switches` (preempted), summed over
+    /// `/proc/<pid>/task/*/status` (proc(5)). Threads that have exited are not counted.
+    public static func contextSwitches(_ pid: Int32) -> (voluntary: Int, involuntary: Int) {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        var voluntary = 0
+        var involuntary = 0
+        for task in tasks {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8) else {
+                continue
+            }
+            for line in text.split(separator: "\n") {
+                if line.hasPrefix("voluntary_ctxt_switches:") {
+                    voluntary += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                } else if line.hasPrefix("nonvoluntary_ctxt_switches:") {
+                    involuntary += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+                }
+            }
+        }
+        return (voluntary, involuntary)
+    }
+
+    /// Voluntary context switches of each named group of processes now (a group's summed; see
+    /// `contextSwitches`).
+    public static func voluntarySwitches(_ groups: [String: [Int32]]) -> [String: Int] {
+        groups.mapValues { pids in pids.map { contextSwitches($0).voluntary }.reduce(0, +) }
+    }
+
     /// CPU milliseconds of each named group of processes now (a group's processes summed).
     public static func snapshot(_ groups: [String: [Int32]]) -> [String: Double] {
         groups.mapValues { pids in pids.compactMap(milliseconds).reduce(0, +) }
