@@ -38,6 +38,8 @@ import Testing
         #expect(types == [Profile.PostLiked.type, Profile.PostLiked.type, Profile.PostUnliked.type])
         let liked = try await f.events(Profile.PostLiked.self)
         #expect(liked.map(\.userId) == [b.id, c.id] && liked.allSatisfy { $0.ownerId == a.id && $0.postType == "photo" })
+        // Each like carries its liker's public fields (the live path shows them as they are).
+        #expect(liked.map(\.user?.username) == ["bob", "carol"] && liked.allSatisfy { $0.user?.id == $0.userId })
         #expect(try await f.events(Profile.PostUnliked.self).map(\.userId) == [b.id])
         let missing = await serviceError {
             try await f.call(Profile.SetLike.self, .init(userId: b.id, postId: "nope", liked: true))
@@ -134,5 +136,7 @@ import Testing
         #expect(try await f.call(Profile.GetPost.self, .init(viewerId: a.id, postId: post.id)).commentCount == 6)
         let commented = try await f.events(Profile.PostCommented.self)
         #expect(commented.map(\.commentId) == ids && commented.first?.text == "c0" && commented.first?.ownerId == a.id)
+        #expect(
+            commented.map(\.user) == ids.indices.map { $0 % 2 == 0 || $0 == 5 ? first.items[0].author : first.items[1].author })
     }
 }

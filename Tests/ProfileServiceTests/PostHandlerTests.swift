@@ -60,6 +60,7 @@ import Testing
         #expect(video.owner.username == "alice" && video.id.count == 32 && video.createdAt.hasSuffix("Z"))
         let created = try await f.events(Profile.PostCreated.self)
         #expect(created.count == 1 && created.first?.postId == video.id && created.first?.thumbnailURL == video.thumbnailURL)
+        #expect(created.first?.owner == video.owner)
     }
 
     @Test func taggedUsersResolveCaseInsensitivelyAndShowInTheTaggedTab() async throws {

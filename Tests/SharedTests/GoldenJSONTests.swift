@@ -83,6 +83,49 @@ struct GoldenJSONTests {
         #expect(old.idempotencyKey == nil && old.mediaId == "m")
     }
 
+    /// The actor that likes, comments and new posts carry to the live path: optional members,
+    /// absent when nil, so an older peer reads the message as before, and a message from an older
+    /// peer decodes as one without an actor (the gateway then looks the actor up).
+    @Test func carriedActorsAreOptionalMembers() throws {
+        func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
+        let alice = PublicUser(id: "u1", username: "alice", name: "Alice", bio: "", profilePhotoURL: "https://x.example/a.jpg")
+        let aliceJSON = #"{"bio":"","id":"u1","name":"Alice","profilePhotoURL":"https://x.example/a.jpg","username":"alice"}"#
+        #expect(
+            try json(Profile.PostLiked(postId: "p1", ownerId: "u2", userId: "u1", thumbnailURL: "t", postType: "photo"))
+                == #"{"ownerId":"u2","postId":"p1","postType":"photo","thumbnailURL":"t","userId":"u1"}"#)
+        #expect(
+            try json(
+                Profile.PostLiked(postId: "p1", ownerId: "u2", userId: "u1", thumbnailURL: "t", postType: "photo", user: alice))
+                == #"{"ownerId":"u2","postId":"p1","postType":"photo","thumbnailURL":"t","user":\#(aliceJSON),"userId":"u1"}"#)
+        #expect(
+            try json(
+                Profile.PostCommented(
+                    postId: "p1", ownerId: "u2", userId: "u1", commentId: "c1", text: "hi", thumbnailURL: "t", user: alice))
+                == #"{"commentId":"c1","ownerId":"u2","postId":"p1","text":"hi","thumbnailURL":"t","user":\#(aliceJSON),"userId":"u1"}"#
+        )
+        #expect(
+            try json(
+                Profile.PostCreated(
+                    postId: "p1", ownerId: "u1", thumbnailURL: "t", taggedUserIds: [], createdAt: "c", owner: alice))
+                == #"{"createdAt":"c","owner":\#(aliceJSON),"ownerId":"u1","postId":"p1","taggedUserIds":[],"thumbnailURL":"t"}"#)
+        let note = Notifications.Notification(
+            id: "n1", seq: 3, type: .like, detail: "photo", createdAt: "c", read: false, actorId: "u1",
+            post: .init(id: "p1", thumbnailURL: "t"), followState: nil, actor: alice)
+        #expect(
+            try json(note)
+                == #"{"actor":\#(aliceJSON),"actorId":"u1","createdAt":"c","detail":"photo","id":"n1","post":{"id":"p1","thumbnailURL":"t"},"read":false,"seq":3,"type":"like"}"#
+        )
+        let older = try WireJSON.decode(
+            Notifications.Notification.self,
+            from: Array(
+                #"{"actorId":"u1","createdAt":"c","id":"n1","read":false,"seq":3,"type":"follow","followState":"following"}"#.utf8
+            ))
+        #expect(older.actor == nil && older.actorId == "u1")
+        let olderLike = try WireJSON.decode(
+            Profile.PostLiked.self, from: Array(#"{"ownerId":"u2","postId":"p1","thumbnailURL":"t","userId":"u1"}"#.utf8))
+        #expect(olderLike.user == nil && olderLike.postType == nil)
+    }
+
     @Test func eventEnvelopeAndOutboxAgree() throws {
         let body = Notifications.FollowChanged(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false)
         let typed = EventEnvelope(

@@ -177,9 +177,12 @@ final class LiveNotifications: Sendable {
         }
         if !messages.isEmpty {
             metrics.eventReceived(producer: "notification", messages.count)
-            let (actors, complete) = await actors(for: messages.map(\.notification))
+            // A message that carries its actor (as of its event) is shown as it is; only the
+            // others (follows, older producers) are looked up at ProfileService.
+            let lacking = messages.compactMap { Self.carriedActor($0.notification) == nil ? $0.notification : nil }
+            let (actors, complete) = lacking.isEmpty ? ([:], true) : await actors(for: lacking)
             for (userId, n) in messages {
-                if let actor = actors[n.actorId] {
+                if let actor = Self.carriedActor(n) ?? actors[n.actorId] {
                     offer(userId: userId, seq: n.seq, event: NotificationShape(n, actor: actor).sseEvent())
                 } else if complete {
                     offer(userId: userId, seq: n.seq, event: nil)  // a deleted account: nothing to show
@@ -194,6 +197,12 @@ final class LiveNotifications: Sendable {
             state.withLock { $0.channels[userId]?.live = true }
             sync(userId)
         }
+    }
+
+    /// The actor that `n` carries (`Notifications.Notification.actor`), if it is `n`'s actor.
+    static func carriedActor(_ n: Notifications.Notification) -> PublicUser? {
+        guard let actor = n.actor, actor.id == n.actorId else { return nil }
+        return actor
     }
 
     /// Public users for the actors, and whether ProfileService answered; when it cannot, the

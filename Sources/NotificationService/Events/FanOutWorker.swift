@@ -11,15 +11,24 @@ struct FanOutJob: Sendable {
     var createdAt: Int64
     /// Skip followers who already have a notification about the post (see `NotificationSchema`).
     var skipNotified = false
+    /// The owner's public fields from the event, for the live messages of the batch done in the
+    /// event's transaction (not recorded: later batches go without, and the gateway looks the
+    /// owner up).
+    var ownerUser: PublicUser? = nil
 
     /// The fan-out of post `postId` by `ownerId`, their keys made or found in `tx`.
-    /// - Parameter createdAt: Unix ms. - Throws: the engine's error.
-    static func make(postId: String, ownerId: String, thumbnailURL: String, createdAt: Int64, in tx: Transaction) throws
-        -> FanOutJob
-    {
+    /// - Parameters:
+    ///   - createdAt: Unix ms.
+    ///   - ownerUser: the owner as the event carried it (nil: none, or not this owner).
+    /// - Throws: the engine's error.
+    static func make(
+        postId: String, ownerId: String, thumbnailURL: String, createdAt: Int64, ownerUser: PublicUser? = nil,
+        in tx: Transaction
+    ) throws -> FanOutJob {
         FanOutJob(
             post: try Keys.post(postId, thumbnailURL: thumbnailURL, in: tx), postId: postId,
-            owner: try Keys.user(ownerId, in: tx), ownerId: ownerId, thumbnailURL: thumbnailURL, createdAt: createdAt)
+            owner: try Keys.user(ownerId, in: tx), ownerId: ownerId, thumbnailURL: thumbnailURL, createdAt: createdAt,
+            ownerUser: ownerUser?.id == ownerId ? ownerUser : nil)
     }
 }
 

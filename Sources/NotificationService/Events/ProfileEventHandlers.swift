@@ -5,7 +5,8 @@ import Shared
 /// event twice (and should a cursor ever go back, every notification has a dedup key: the
 /// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes none), comments → `comment`, new posts → `tag` for the tagged users
 /// and `post` for followers with `notifyPosts` (through `FanOutWorker`), deleted posts → their
-/// notifications removed (also through the worker when there are many).
+/// notifications removed (also through the worker when there are many). The actor's public
+/// fields that an event carries go on the live messages (not into storage).
 struct ProfileEventHandlers: Sendable {
     let notifications: NotificationWriter
     let jobs: FanOutWorker
@@ -21,7 +22,8 @@ struct ProfileEventHandlers: Sendable {
             try notifications.insert(
                 NewNotification(
                     recipientId: e.ownerId, actorId: e.userId, type: .like, detail: e.postType ?? "photo",
-                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time)),
+                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time),
+                    actor: e.user),
                 in: tx)
             return .applied
         }
@@ -35,7 +37,8 @@ struct ProfileEventHandlers: Sendable {
             try notifications.insert(
                 NewNotification(
                     recipientId: e.ownerId, actorId: e.userId, type: .comment, commentId: e.commentId, detail: e.text,
-                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time)),
+                    post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time),
+                    actor: e.user),
                 in: tx)
             return .applied
         }
@@ -51,12 +54,15 @@ struct ProfileEventHandlers: Sendable {
             let ref = Notifications.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
             for user in Array(Set(e.taggedUserIds)).filter({ $0 != e.ownerId }).sorted() {
                 try notifications.insert(
-                    NewNotification(recipientId: user, actorId: e.ownerId, type: .tag, detail: nil, post: ref, createdAt: time),
+                    NewNotification(
+                        recipientId: user, actorId: e.ownerId, type: .tag, detail: nil, post: ref, createdAt: time,
+                        actor: e.owner),
                     in: tx)
             }
             try jobs.start(
                 FanOutJob.make(
-                    postId: e.postId, ownerId: e.ownerId, thumbnailURL: e.thumbnailURL, createdAt: time, in: tx),
+                    postId: e.postId, ownerId: e.ownerId, thumbnailURL: e.thumbnailURL, createdAt: time,
+                    ownerUser: e.owner, in: tx),
                 in: tx)
             return .applied
         }

@@ -12,6 +12,10 @@ struct NewNotification: Sendable {
     var post: Notifications.Notification.PostRef?
     /// Unix ms.
     var createdAt: Int64
+    /// The actor's public fields from the event, put on the live message only (never stored):
+    /// see `Notifications.Notification.actor`. Nil when the event had none (an older producer,
+    /// a follow).
+    var actor: PublicUser? = nil
 }
 
 /// Writes notifications (`recent_notifications`, `recipients`, `posts`) in the caller's transaction
@@ -128,7 +132,12 @@ struct NotificationWriter: Sendable {
             createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
             followState: followState)
         let delivery = self.delivery
-        tx.onCommit { delivery.publish(stored, to: [(recipient, seq)], ids: ids) }
+        let live = {
+            var live = stored
+            live.actor = n.actor?.id == n.actorId ? n.actor : nil
+            return live
+        }()
+        tx.onCommit { delivery.publish(live, to: [(recipient, seq)], ids: ids) }
         try queuePush(stored, type: n.type, recipient: recipient, actor: actor, in: tx)
         return stored
     }
@@ -175,7 +184,7 @@ struct NotificationWriter: Sendable {
             let template = Notifications.Notification(
                 id: "", seq: 0, type: NotificationType.post.kind, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
                 read: false, actorId: job.ownerId, post: .init(id: job.postId, thumbnailURL: job.thumbnailURL),
-                followState: nil)
+                followState: nil, actor: job.ownerUser)
             let delivery = self.delivery
             let batch = recipients
             let ids = try NotificationIds.load(on: c)

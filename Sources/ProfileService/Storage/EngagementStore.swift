@@ -45,10 +45,13 @@ struct SQLEngagementStore: EngagementStore {
                 try tx.query("INSERT INTO likes(post_seq, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [post.seq, userId])
                 if tx.connection.changes > 0 {
                     try tx.query("UPDATE posts SET like_count = like_count + 1 WHERE seq = ?", [post.seq])
+                    // The liker's public fields travel with the event, so the owner's live
+                    // stream shows them without asking this service again.
+                    let user = try SQLProfileStore.records(ids: [userId], on: tx.connection)[userId]?.publicUser
                     try tx.emit(
                         Profile.PostLiked(
                             postId: post.id, ownerId: post.ownerId, userId: userId, thumbnailURL: post.thumbnailURL,
-                            postType: post.postType))
+                            postType: post.postType, user: user))
                 }
             } else {
                 try tx.query("DELETE FROM likes WHERE post_seq = ? AND user_id = ?", [post.seq, userId])
@@ -90,13 +93,12 @@ struct SQLEngagementStore: EngagementStore {
                 "INSERT INTO comments(id, post_seq, user_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
                 [comment.id, post.seq, comment.authorId, comment.text, comment.createdAt])
             try tx.query("UPDATE posts SET comment_count = comment_count + 1 WHERE seq = ?", [post.seq])
+            let known = try SQLProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
             try tx.emit(
                 Profile.PostCommented(
                     postId: post.id, ownerId: post.ownerId, userId: comment.authorId, commentId: comment.id,
-                    text: comment.text, thumbnailURL: post.thumbnailURL))
-            let author =
-                try SQLProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
-                ?? PublicUser(id: comment.authorId, username: "", name: "", bio: "", profilePhotoURL: nil)
+                    text: comment.text, thumbnailURL: post.thumbnailURL, user: known))
+            let author = known ?? PublicUser(id: comment.authorId, username: "", name: "", bio: "", profilePhotoURL: nil)
             let added = Profile.Comment(
                 id: comment.id, postId: post.id, author: author, text: comment.text, createdAt: comment.createdAt)
             try comment.idempotency?.save(added, on: tx.connection)

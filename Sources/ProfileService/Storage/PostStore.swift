@@ -108,10 +108,11 @@ struct SQLPostStore: PostStore {
                 try tx.query(
                     "INSERT INTO post_tags(post_seq, user_id, position) VALUES (?, ?, ?)", [seq, userId, position])
             }
+            let owner = try SQLProfileStore.records(ids: [post.ownerId], on: tx.connection)[post.ownerId]?.publicUser
             try tx.emit(
                 Profile.PostCreated(
                     postId: post.id, ownerId: post.ownerId, thumbnailURL: post.thumbnailURL,
-                    taggedUserIds: post.taggedUserIds, createdAt: post.createdAt))
+                    taggedUserIds: post.taggedUserIds, createdAt: post.createdAt, owner: owner))
             guard let record = try PostRecord.byId(post.id, on: tx.connection) else {
                 throw ServiceError.internal("post vanished")
             }

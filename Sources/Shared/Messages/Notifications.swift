@@ -198,6 +198,12 @@ public enum Notifications {
     /// A notification as NotificationService stores it; the gateway replaces `actorId` with the
     /// actor's PublicUser and renders the text from the actor's *current* username
     /// (`NotificationText`), so a rename shows at once.
+    ///
+    /// On routed delivery (`NotificationRouting`) a notification may also carry `actor`: the
+    /// actor's public fields as they were when the event that made it was written (ProfileService
+    /// sends them with its likes, comments and posts), which the gateway shows as they are instead
+    /// of asking ProfileService. Stored rows, `notification.list` and `notification.since` never
+    /// carry it (they are read later, when the actor may have changed: the gateway looks it up).
     public struct Notification: Codable, Sendable, Equatable {
         public struct PostRef: Codable, Sendable, Equatable {
             public var id: String
@@ -221,9 +227,12 @@ public enum Notifications {
         public var post: PostRef?
         /// Set for `follow`: the recipient's current relation to the actor.
         public var followState: FollowState?
+        /// The actor (its `id` is `actorId`) as of the notification's event, on live delivery
+        /// only; absent from older producers, for follows, and in everything read from storage.
+        public var actor: PublicUser?
         public init(
             id: String, seq: Int64, type: NotificationKind, detail: String?, createdAt: String, read: Bool, actorId: String,
-            post: PostRef?, followState: FollowState?
+            post: PostRef?, followState: FollowState?, actor: PublicUser? = nil
         ) {
             self.id = id
             self.seq = seq
@@ -234,6 +243,7 @@ public enum Notifications {
             self.actorId = actorId
             self.post = post
             self.followState = followState
+            self.actor = actor
         }
     }
 

@@ -451,12 +451,20 @@ public enum Profile {
         public var thumbnailURL: String
         public var taggedUserIds: [String]
         public var createdAt: String
-        public init(postId: String, ownerId: String, thumbnailURL: String, taggedUserIds: [String], createdAt: String) {
+        /// The owner's public fields as ProfileService held them when it wrote the event (the
+        /// actor of the `tag` and `post` notifications, shown on live streams without asking
+        /// ProfileService again); absent in events written before it was added.
+        public var owner: PublicUser?
+        public init(
+            postId: String, ownerId: String, thumbnailURL: String, taggedUserIds: [String], createdAt: String,
+            owner: PublicUser? = nil
+        ) {
             self.postId = postId
             self.ownerId = ownerId
             self.thumbnailURL = thumbnailURL
             self.taggedUserIds = taggedUserIds
             self.createdAt = createdAt
+            self.owner = owner
         }
     }
 
@@ -480,12 +488,20 @@ public enum Profile {
         public var thumbnailURL: String
         /// `photo` or `video`; absent in events written before it was added (read as `photo`).
         public var postType: String?
-        public init(postId: String, ownerId: String, userId: String, thumbnailURL: String, postType: String? = nil) {
+        /// The liker's public fields as ProfileService held them when it wrote the event (the
+        /// notification's actor, shown on live streams without asking ProfileService again);
+        /// absent in events written before it was added.
+        public var user: PublicUser?
+        public init(
+            postId: String, ownerId: String, userId: String, thumbnailURL: String, postType: String? = nil,
+            user: PublicUser? = nil
+        ) {
             self.postId = postId
             self.ownerId = ownerId
             self.userId = userId
             self.thumbnailURL = thumbnailURL
             self.postType = postType
+            self.user = user
         }
     }
 
@@ -511,13 +527,20 @@ public enum Profile {
         public var commentId: String
         public var text: String
         public var thumbnailURL: String
-        public init(postId: String, ownerId: String, userId: String, commentId: String, text: String, thumbnailURL: String) {
+        /// The commenter's public fields as ProfileService held them when it wrote the event
+        /// (see `PostLiked.user`); absent in events written before it was added.
+        public var user: PublicUser?
+        public init(
+            postId: String, ownerId: String, userId: String, commentId: String, text: String, thumbnailURL: String,
+            user: PublicUser? = nil
+        ) {
             self.postId = postId
             self.ownerId = ownerId
             self.userId = userId
             self.commentId = commentId
             self.text = text
             self.thumbnailURL = thumbnailURL
+            self.user = user
         }
     }
 

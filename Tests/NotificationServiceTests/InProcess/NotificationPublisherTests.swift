@@ -25,3 +25,25 @@ struct NotificationPublisherTests {
         }
     }
 }
+
+/// A template that carries its actor: the actor's own `id` member is not taken for the
+/// recipient's.
+struct NotificationPublisherActorTests {
+    @Test func aCarriedActorIsKeptAndItsIdLeftAlone() throws {
+        let ids = NotificationIds(secret: Array(repeating: 5, count: 32))
+        let actor = PublicUser(id: "a1", username: "alice", name: "Alice", bio: "", profilePhotoURL: "https://img.example/a.jpg")
+        let template = Notifications.Notification(
+            id: "", seq: 0, type: .like, detail: "photo", createdAt: "2026-12-02T07:00:00.000Z", read: false,
+            actorId: "a1", post: .init(id: "p1", thumbnailURL: "/media/p1/square320"), followState: nil, actor: actor)
+        let recipients: [(key: Int64, seq: Int64)] = [(1, 1), (9, 42)]
+        let messages = NotificationPublisher.messages(template, recipients, ids: ids) { _ in true }
+        #expect(messages.count == 2)
+        for (message, r) in zip(messages, recipients) {
+            var expected = template
+            expected.id = ids.id(recipient: r.key, seq: r.seq)
+            expected.seq = r.seq
+            #expect(message.payload == (try WireJSON.encode(expected)))
+            #expect(try WireJSON.decode(Notifications.Notification.self, from: message.payload).actor == actor)
+        }
+    }
+}
