@@ -1,0 +1,435 @@
+// The HTTP server's event loop: the epoll loop thread, accepting connections, reading from them,
+// handing whole requests to their handlers and taking messages back, closing connections and the
+// once-a-second sweep of timeouts. Framing is in EventLoop+Framing.swift, response writing in
+// EventLoop+Writing.swift, streaming bodies in EventLoop+Streaming.swift, the response budget in
+// EventLoop+ResponseBudget.swift and the upload admission in EventLoop+Admission.swift.
+
+import CHTTPParser
+import Foundation
+import Shared
+
+/// The loop: the listening socket, every connection and the http-parser callbacks, all on one
+/// thread (`http.loop`). Nothing here is touched from another thread; other threads talk to it
+/// through `HTTPServer.post`.
+final class EventLoop: @unchecked Sendable {
+    // @unchecked: created on the starting thread, then used only by the loop thread it is handed to.
+    let server: HTTPServer
+    let configuration: HTTPServer.Configuration
+    let epfd: Int32
+    var listenFD: Int32
+    /// Kept open so that, out of descriptors, the loop can still accept and refuse (503).
+    var reserveFD: Int32
+    var connections: [UInt64: Connection] = [:]
+    /// Open connections per peer address (peers in `sharedPeers` are not counted).
+    var connectionsByPeer: [String: Int] = [:]
+    var nextID: UInt64 = 2  // 0: the listening socket, 1: the wake eventfd
+    let settings: UnsafeMutablePointer<http_parser_settings>
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+    var stopDeadline: Int64?
+    /// Response bytes held (see `maxResponseBufferBytes`): in all, and per peer address.
+    var responseHeld = 0
+    var responseHeldByPeer: [String: Int] = [:]
+    /// Connections waiting for room in the response budget for their body's next chunk, in order.
+    var budgetWaiters: [UInt64] = []
+    /// Response bytes released since the heap was last trimmed.
+    var releasedSinceTrim = 0
+    var dateSecond: Int64 = 0
+    var dateHeader = ""
+
+    init(server: HTTPServer, listenFD: Int32) throws {
+        self.server = server
+        self.configuration = server.configuration
+        self.listenFD = listenFD
+        epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epfd >= 0 else { throw ServerError(message: "epoll_create1 failed: errno \(errno)") }
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        settings = .allocate(capacity: 1)
+        settings.initialize(to: http_parser_settings())
+        Self.installCallbacks(settings)
+        http_parser_set_max_header_size(UInt32(configuration.maxHeaderBytes + configuration.maxTargetBytes))
+        add(listenFD, id: 0, events: EPOLLIN.rawValue)
+        add(server.wakeDescriptor, id: 1, events: EPOLLIN.rawValue)
+    }
+
+    func add(_ fd: Int32, id: UInt64, events: UInt32) {
+        var event = epoll_event(events: events, data: epoll_data_t(u64: id))
+        epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &event)
+    }
+
+    func modify(_ c: Connection) {
+        // Once the peer's half-close is seen, RDHUP is no longer asked for: it is level-triggered
+        // and would wake the loop again and again until the response is written.
+        var events = c.peerClosed ? 0 : EPOLLRDHUP.rawValue
+        if c.wantsRead { events |= EPOLLIN.rawValue }
+        if c.wantsWrite { events |= EPOLLOUT.rawValue }
+        guard events != c.registeredEvents else { return }
+        c.registeredEvents = events
+        var event = epoll_event(events: events, data: epoll_data_t(u64: c.id))
+        epoll_ctl(epfd, EPOLL_CTL_MOD, c.fd, &event)
+    }
+
+    var now: Int64 { Timestamp.nowMs() }
+
+    func run() {
+        var events = [epoll_event](repeating: epoll_event(), count: 256)
+        var nextSweep = now + 1_000
+        while true {
+            let n = epoll_wait(epfd, &events, Int32(events.count), 250)
+            if n < 0 && errno != EINTR { break }
+            for i in 0..<max(0, Int(n)) {
+                let id = events[i].data.u64
+                let flags = events[i].events
+                if id == 0 {
+                    acceptAll()
+                } else if id == 1 {
+                    server.drainWake()
+                } else if let c = connections[id] {
+                    handle(c, flags: flags)
+                }
+            }
+            for message in server.takeMessages() { deliver(message) }
+            let t = now
+            if t >= nextSweep || stopDeadline != nil {
+                sweep(at: t)
+                nextSweep = t + 1_000
+            }
+            if let deadline = stopDeadline, connections.isEmpty || t >= deadline + 300 { break }
+        }
+        for c in Array(connections.values) { closeNow(c) }
+        if listenFD >= 0 { close(listenFD) }
+        close(reserveFD)
+        close(epfd)
+        settings.deallocate()
+        readBuffer.deallocate()
+    }
+
+    // MARK: Accepting
+
+    func acceptAll() {
+        while listenFD >= 0 {
+            var addr = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    accept4(listenFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
+                }
+            }
+            if fd < 0 {
+                switch errno {
+                case EINTR, ECONNABORTED: continue
+                case EMFILE, ENFILE:
+                    // Out of descriptors: free the reserve, accept, refuse, take it back.
+                    close(reserveFD)
+                    let refused = accept4(listenFD, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
+                    if refused >= 0 { refuse(refused) }
+                    reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                    if refused < 0 { return }
+                    continue
+                default: return
+                }
+            }
+            if connections.count >= configuration.maxConnections || stopDeadline != nil {
+                refuse(fd)
+                continue
+            }
+            let peer = Self.address(addr)
+            let counted = !configuration.sharedPeers.contains(peer)
+            if counted {
+                let held = connectionsByPeer[peer, default: 0]
+                guard held < configuration.maxConnectionsPerPeer else {
+                    refuse(fd)
+                    continue
+                }
+                connectionsByPeer[peer] = held + 1
+            }
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let c = Connection(id: nextID, fd: fd, peer: peer, loop: self, now: now)
+            c.countedForPeer = counted
+            nextID += 1
+            connections[c.id] = c
+            server.connectionOpened()
+            c.registeredEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+            add(fd, id: c.id, events: c.registeredEvents)
+        }
+    }
+
+    /// Answers a connection there is no room for with 503 and closes it.
+    func refuse(_ fd: Int32) {
+        let bytes = serialize(
+            ServerAnswer(
+                status: 503, code: "server_busy", detail: "the gateway has no room for another connection; retry shortly"
+            ).response, head: false, keepAlive: false)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
+        close(fd)
+        server.onServerAnswer(503)
+    }
+
+    static func address(_ storage: sockaddr_storage) -> String {
+        var s = storage
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        if Int32(s.ss_family) == AF_INET {
+            withUnsafePointer(to: &s) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    var a = $0.pointee.sin_addr
+                    _ = inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
+                }
+            }
+        } else if Int32(s.ss_family) == AF_INET6 {
+            withUnsafePointer(to: &s) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    var a = $0.pointee.sin6_addr
+                    _ = inet_ntop(AF_INET6, &a, &text, socklen_t(text.count))
+                }
+            }
+        }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    // MARK: Events
+
+    func handle(_ c: Connection, flags: UInt32) {
+        if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+            closeNow(c)
+            return
+        }
+        if flags & EPOLLIN.rawValue != 0 || flags & EPOLLRDHUP.rawValue != 0 { readable(c) }
+        if connections[c.id] != nil, flags & EPOLLOUT.rawValue != 0 { flush(c) }
+    }
+
+    func readable(_ c: Connection) {
+        while connections[c.id] != nil {
+            let n = recv(c.fd, readBuffer.baseAddress, readBuffer.count, 0)
+            if n > 0 {
+                c.lastActivityMs = now
+                c.receivedAny = true
+                received(c, UnsafeRawBufferPointer(rebasing: readBuffer[0..<n]))
+                if !c.wantsRead { return }
+                if n < readBuffer.count { return }
+            } else if n == 0 {
+                // The client closed (or half-closed) its side. The requests already received
+                // (this one and any pipelined behind it) are still answered, then the
+                // connection closes; anything else (an idle connection, a partial request, a
+                // stream) ends now.
+                switch c.phase {
+                case .processing, .writing, .sourcing:
+                    c.peerClosed = true
+                    c.wantsRead = false
+                    modify(c)
+                default:
+                    closeNow(c)
+                }
+                return
+            } else {
+                if errno == EINTR { continue }
+                if errno != EAGAIN && errno != EWOULDBLOCK { closeNow(c) }
+                return
+            }
+        }
+    }
+
+    func received(_ c: Connection, _ bytes: UnsafeRawBufferPointer) {
+        switch c.phase {
+        case .reading where c.authorizingBytes != nil:
+            c.input.append(contentsOf: bytes)  // the upload's body waits for its credentials' check
+        case .reading:
+            if c.input.isEmpty {
+                parse(c, bytes)
+            } else {
+                c.input.append(contentsOf: bytes)
+                let pending = c.input
+                c.input = []
+                pending.withUnsafeBytes { parse(c, $0) }
+            }
+        case .processing, .writing, .sourcing:
+            // The next request, pipelined: kept unparsed (bounded) until this one is answered.
+            c.input.append(contentsOf: bytes)
+            if c.input.count > 64 * 1024 {
+                c.wantsRead = false
+                modify(c)
+            }
+        case .streaming, .draining:
+            break  // nothing a client sends on a stream (or after an error) is read
+        }
+    }
+
+    /// A whole request has arrived: hand it to the router as a task.
+    func dispatch(_ c: Connection) {
+        c.phase = .processing
+        c.requestStartedMs = nil
+        let request = c.takeRequest()
+        let id = c.id
+        let server = self.server
+        let reserved = c.reservedBodyBytes
+        let peer = c.peer
+        c.reservedBodyBytes = 0
+        Task {
+            let response = await server.handler(request)
+            server.releaseLargeBody(reserved, peer: peer)  // the body went with the request
+            server.post(.respond(id, response))
+        }
+    }
+
+    func deliver(_ message: HTTPServer.Message) {
+        switch message {
+        case .respond(let id, let response):
+            guard let c = connections[id], case .processing = c.phase else {
+                // The client went away before the answer: a stream must not stay registered.
+                if case .stream(let stream) = response.body { stream.finished() }
+                return
+            }
+            if c.peerClosed, case .stream(let stream) = response.body {
+                stream.finished()
+                closeNow(c)
+                return
+            }
+            respond(c, response)
+        case .authorized(let id, let refusal):
+            if let c = connections[id], case .reading = c.phase { authorized(c, refusal: refusal) }
+        case .streamReady(let id):
+            if let c = connections[id], case .streaming = c.phase, c.output.isEmpty { pull(c) }
+        case .chunk(let id, let bytes):
+            guard let c = connections[id], case .sourcing(let source, let remaining) = c.phase else { return }
+            c.chunkPending = false
+            guard let bytes, !bytes.isEmpty, bytes.count <= remaining, !c.peerClosed else {
+                if c.pendingHead != nil, !c.peerClosed {
+                    // Nothing of the answer is sent yet: it becomes a 503, never a short 200.
+                    c.pendingHead = nil
+                    releaseHeld(c)
+                    server.onServerAnswer(503)
+                    respond(c, Problem.serviceUnavailable("the body could not be read; retry shortly").response)
+                } else {
+                    closeNow(c)  // the client went away, or the body cannot be finished
+                }
+                return
+            }
+            let left = remaining - bytes.count
+            c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
+            c.lastActivityMs = now
+            if bytes.count > c.heldBytes { hold(c, bytes.count - c.heldBytes) }
+            if let head = c.pendingHead {
+                c.pendingHead = nil
+                c.output = head
+                c.output.append(contentsOf: bytes)
+            } else {
+                c.output = bytes
+            }
+            c.outputOffset = 0
+            flush(c)
+        case .stop:
+            beginStop()
+        }
+    }
+
+    /// Ends the connection after an answer: no more writes, and what the client still sends is
+    /// read and dropped for a moment (so the answer is not lost to a reset), then closed.
+    func lingeringClose(_ c: Connection) {
+        shutdown(c.fd, Int32(SHUT_WR))
+        c.phase = .draining(until: now + 2_000)
+        c.input = []
+        if !c.wantsRead {
+            c.wantsRead = true
+            modify(c)
+        }
+    }
+
+    /// Closes with a reset (`SO_LINGER` 0), so what the kernel still queues for a client that
+    /// stopped reading is freed at once instead of lingering in an orphaned socket.
+    func abort(_ c: Connection) {
+        var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+        setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        closeNow(c)
+    }
+
+    func closeNow(_ c: Connection) {
+        guard connections.removeValue(forKey: c.id) != nil else { return }
+        server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
+        c.reservedBodyBytes = 0
+        c.output = []
+        c.pendingHead = nil
+        releaseHeld(c)
+        if c.countedForPeer, let held = connectionsByPeer[c.peer] {
+            connectionsByPeer[c.peer] = held > 1 ? held - 1 : nil
+        }
+        epoll_ctl(epfd, EPOLL_CTL_DEL, c.fd, nil)
+        close(c.fd)
+        server.connectionClosed()
+        if case .streaming(let stream) = c.phase { stream.finished() }
+        c.release()
+    }
+
+    // MARK: Time
+
+    func sweep(at t: Int64) {
+        trimHeapIfWorthIt()
+        for c in Array(connections.values) {
+            switch c.phase {
+            case .reading where c.authorizingBytes != nil:
+                break  // the credentials' check has its own deadline (the RPC timeout)
+            case .reading:
+                let limit = Int64(configuration.requestTimeoutSeconds) * 1000
+                let window = Int64(configuration.uploadRateWindowSeconds) * 1000
+                if c.reservedBodyBytes > 0, configuration.minUploadBytesPerSecond > 0, t - c.rateWindowStartMs >= window {
+                    // An upload must keep a minimum rate, else it gives its share of the budget back.
+                    if c.rateWindowBytes * 1000 < configuration.minUploadBytesPerSecond * Int(t - c.rateWindowStartMs) {
+                        reject(
+                            c,
+                            ServerAnswer(
+                                status: 408, code: "request_timeout",
+                                detail: "the upload is slower than \(configuration.minUploadBytesPerSecond) bytes per second"))
+                        continue
+                    }
+                    c.rateWindowStartMs = t
+                    c.rateWindowBytes = 0
+                }
+                if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
+                    closeNow(c)  // not a byte since it connected
+                } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
+                    reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
+                } else if c.requestStartedMs == nil
+                    && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
+                {
+                    closeNow(c)
+                } else if let deadline = stopDeadline, t >= deadline {
+                    closeNow(c)
+                }
+            case .sourcing where c.chunkPending || c.waitingForBudget:
+                c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
+            case .writing, .sourcing:
+                if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
+            case .draining(let until):
+                if t >= until { closeNow(c) }
+            case .processing:
+                if let deadline = stopDeadline, t >= deadline {
+                    c.keepAlive = false
+                    respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
+                }
+            case .streaming:
+                // Progress is what the client acknowledged (written less still queued in the
+                // kernel); none for the write timeout while bytes wait, and it ends.
+                var queued: Int32 = 0
+                if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
+                let pending = c.output.count - c.outputOffset + Int(queued)
+                let acknowledged = c.writtenTotal - Int(queued)
+                if pending == 0 || acknowledged > c.acknowledgedAtCheck {
+                    c.acknowledgedAtCheck = acknowledged
+                    c.lastDrainMs = t
+                } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
+                    abort(c)
+                }
+            }
+        }
+    }
+
+    func beginStop() {
+        guard stopDeadline == nil else { return }
+        stopDeadline = now + 700
+        epoll_ctl(epfd, EPOLL_CTL_DEL, listenFD, nil)
+        close(listenFD)
+        listenFD = -1
+        for c in Array(connections.values) {
+            c.keepAlive = false
+            if case .streaming(let stream) = c.phase { stream.close() }
+        }
+    }
+}
