@@ -131,23 +131,19 @@ extension Connection {
         target = Self.originForm(target)
         let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
         bodyLimit = loop?.server.bodyLimit(method, path, HTTPHeaders(fields: headers)) ?? limits.maxBodyBytes
-        if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
-            if p.content_length > UInt64(bodyLimit) {
-                return refuse(413, "payload_too_large", "the body is over \(bodyLimit) bytes")
-            }
-        }
-        if bodyLimit > limits.maxBodyBytes {
-            // An upload: only with credentials (every upload route needs them, and a request
-            // without any must not take a share of the budget), then counted against the budget
-            // for large bodies before any of it is read.
-            let authorization = headers.first { $0.name == "authorization" }?.value ?? ""
-            guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-                answer = ServerAnswer(Problem.unauthorized("unauthorized", "an Authorization: Bearer token is required").response)
-                return false
-            }
+        // Whether the body may come in at all: the admission policy decides from the head.
+        let admission = loop?.admission ?? AdmissionPolicy(limits)
+        let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? p.content_length : nil
+        switch admission.decide(bodyLimit: bodyLimit, declaredLength: declared, headers: headers) {
+        case .admit:
+            break
+        case .authorizeUpload(let reserving):
             // The budget is taken only once the token is known to be valid (`authorize`): made-up
             // tokens must not hold it.
-            authorizingBytes = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? Int(p.content_length) : bodyLimit
+            authorizingBytes = reserving
+        case .refuse(let refusal):
+            answer = refusal.answer
+            return false
         }
         if p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 {
             // Room for the declared body at once: growing by doubling would briefly hold it twice.

@@ -27,7 +27,7 @@ extension EventLoop {
             return
         }
         guard server.reserveLargeBody(declared, peer: c.peer) else {
-            reject(c, ServerAnswer(status: 503, code: "server_busy", detail: "too many uploads are in progress; retry shortly"))
+            reject(c, AdmissionPolicy.Refusal.uploadBudgetFull.answer)
             return
         }
         c.reservedBodyBytes = declared

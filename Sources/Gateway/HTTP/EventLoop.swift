@@ -15,6 +15,8 @@ final class EventLoop: @unchecked Sendable {
     // @unchecked: created on the starting thread, then used only by the loop thread it is handed to.
     let server: HTTPServer
     let configuration: HTTPServer.Configuration
+    /// What request bodies are let in, and how fast an upload must arrive.
+    let admission: AdmissionPolicy
     let epfd: Int32
     var listenFD: Int32
     /// Kept open so that, out of descriptors, the loop can still accept and refuse (503).
@@ -39,6 +41,7 @@ final class EventLoop: @unchecked Sendable {
     init(server: HTTPServer, listenFD: Int32) throws {
         self.server = server
         self.configuration = server.configuration
+        self.admission = AdmissionPolicy(server.configuration)
         self.listenFD = listenFD
         epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epfd >= 0 else { throw ServerError(message: "epoll_create1 failed: errno \(errno)") }
@@ -368,15 +371,13 @@ final class EventLoop: @unchecked Sendable {
                 break  // the credentials' check has its own deadline (the RPC timeout)
             case .reading:
                 let limit = Int64(configuration.requestTimeoutSeconds) * 1000
-                let window = Int64(configuration.uploadRateWindowSeconds) * 1000
-                if c.reservedBodyBytes > 0, configuration.minUploadBytesPerSecond > 0, t - c.rateWindowStartMs >= window {
+                if c.reservedBodyBytes > 0, admission.minUploadBytesPerSecond > 0,
+                    t - c.rateWindowStartMs >= admission.uploadRateWindowMs
+                {
                     // An upload must keep a minimum rate, else it gives its share of the budget back.
-                    if c.rateWindowBytes * 1000 < configuration.minUploadBytesPerSecond * Int(t - c.rateWindowStartMs) {
+                    if admission.isTooSlow(bytes: c.rateWindowBytes, elapsedMs: t - c.rateWindowStartMs) {
                         reject(
-                            c,
-                            ServerAnswer(
-                                status: 408, code: "request_timeout",
-                                detail: "the upload is slower than \(configuration.minUploadBytesPerSecond) bytes per second"))
+                            c, AdmissionPolicy.Refusal.uploadTooSlow(minBytesPerSecond: admission.minUploadBytesPerSecond).answer)
                         continue
                     }
                     c.rateWindowStartMs = t

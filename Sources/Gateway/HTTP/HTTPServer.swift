@@ -127,7 +127,7 @@ final class HTTPServer: Service {
     private let responseBuffered = Atomic<Int>(0)
     private let responseBufferedPeak = Atomic<Int>(0)
     /// Bytes reserved by uploads in flight: in all, and per peer address.
-    private let largeBodies = Mutex<(total: Int, byPeer: [String: Int])>((0, [:]))
+    private let largeBodies: Mutex<UploadBudget>
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let loopBox = Locked<EventLoop?>(nil)
 
@@ -140,6 +140,7 @@ final class HTTPServer: Service {
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
+        self.largeBodies = Mutex(UploadBudget(configuration))
         self.logger = logger
         self.bodyLimit = bodyLimit
         self.onServerAnswer = onServerAnswer
@@ -220,26 +221,12 @@ final class HTTPServer: Service {
     /// Reserves `bytes` of the upload budget for a body from `peer`: false when the budget, or
     /// the peer's share of it, would be exceeded.
     func reserveLargeBody(_ bytes: Int, peer: String) -> Bool {
-        let configuration = self.configuration
-        return largeBodies.withLock { state in
-            guard state.total + bytes <= configuration.maxLargeBodyBytesInFlight else { return false }
-            let held = state.byPeer[peer, default: 0]
-            if !configuration.sharedPeers.contains(peer) {
-                guard held + bytes <= configuration.maxLargeBodyBytesPerPeer else { return false }
-            }
-            state.total += bytes
-            state.byPeer[peer] = held + bytes
-            return true
-        }
+        largeBodies.withLock { $0.reserve(bytes, peer: peer) }
     }
 
     func releaseLargeBody(_ bytes: Int, peer: String) {
         guard bytes > 0 else { return }
-        largeBodies.withLock { state in
-            state.total -= bytes
-            let left = state.byPeer[peer, default: 0] - bytes
-            state.byPeer[peer] = left > 0 ? left : nil
-        }
+        largeBodies.withLock { $0.release(bytes, peer: peer) }
     }
 
     func connectionOpened() { openCount.add(1, ordering: .relaxed) }
