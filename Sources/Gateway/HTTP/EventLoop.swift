@@ -293,32 +293,7 @@ final class EventLoop: @unchecked Sendable {
             if let c = connections[id], case .streaming = c.phase, c.output.isEmpty { pull(c) }
         case .chunk(let id, let bytes):
             guard let c = connections[id], case .sourcing(let source, let remaining) = c.phase else { return }
-            c.chunkPending = false
-            guard let bytes, !bytes.isEmpty, bytes.count <= remaining, !c.peerClosed else {
-                if c.pendingHead != nil, !c.peerClosed {
-                    // Nothing of the answer is sent yet: it becomes a 503, never a short 200.
-                    c.pendingHead = nil
-                    releaseHeld(c)
-                    server.onServerAnswer(503)
-                    respond(c, Problem.serviceUnavailable("the body could not be read; retry shortly").response)
-                } else {
-                    closeNow(c)  // the client went away, or the body cannot be finished
-                }
-                return
-            }
-            let left = remaining - bytes.count
-            c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
-            c.lastActivityMs = now
-            if bytes.count > c.heldBytes { hold(c, bytes.count - c.heldBytes) }
-            if let head = c.pendingHead {
-                c.pendingHead = nil
-                c.output = head
-                c.output.append(contentsOf: bytes)
-            } else {
-                c.output = bytes
-            }
-            c.outputOffset = 0
-            flush(c)
+            sourceChunkArrived(c, source, remaining: remaining, bytes)
         case .stop:
             beginStop()
         }
