@@ -1,8 +1,9 @@
-// The HTTP server's event loop: the epoll loop thread, accepting connections, reading from them,
-// handing whole requests to their handlers and taking messages back, closing connections and the
-// once-a-second sweep of timeouts. Framing is in EventLoop+Framing.swift, response writing in
-// EventLoop+Writing.swift, streaming bodies in EventLoop+Streaming.swift, the response budget in
-// EventLoop+ResponseBudget.swift and the upload admission in EventLoop+Admission.swift.
+// The HTTP server's event loop: the epoll loop thread, reading from connections, handing whole
+// requests to their handlers and taking messages back, and closing connections. Accepting is in
+// EventLoop+Accepting.swift, the sweep of timeouts and the stop in EventLoop+Timeouts.swift,
+// framing in EventLoop+Framing.swift, response writing in EventLoop+Writing.swift, streaming
+// bodies in EventLoop+Streaming.swift, the response budget in EventLoop+ResponseBudget.swift and
+// the upload admission in EventLoop+Admission.swift.
 
 import CHTTPParser
 import Foundation
@@ -104,89 +105,6 @@ final class EventLoop: @unchecked Sendable {
         close(epfd)
         settings.deallocate()
         readBuffer.deallocate()
-    }
-
-    // MARK: Accepting
-
-    func acceptAll() {
-        while listenFD >= 0 {
-            var addr = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    accept4(listenFD, $0, &length, Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue))
-                }
-            }
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
-                case EMFILE, ENFILE:
-                    // Out of descriptors: free the reserve, accept, refuse, take it back.
-                    close(reserveFD)
-                    let refused = accept4(listenFD, nil, nil, Int32(SOCK_CLOEXEC.rawValue))
-                    if refused >= 0 { refuse(refused) }
-                    reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-                    if refused < 0 { return }
-                    continue
-                default: return
-                }
-            }
-            if connections.count >= configuration.maxConnections || stopDeadline != nil {
-                refuse(fd)
-                continue
-            }
-            let peer = Self.address(addr)
-            let counted = !configuration.sharedPeers.contains(peer)
-            if counted {
-                let held = connectionsByPeer[peer, default: 0]
-                guard held < configuration.maxConnectionsPerPeer else {
-                    refuse(fd)
-                    continue
-                }
-                connectionsByPeer[peer] = held + 1
-            }
-            var one: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let c = Connection(id: nextID, fd: fd, peer: peer, loop: self, now: now)
-            c.countedForPeer = counted
-            nextID += 1
-            connections[c.id] = c
-            server.connectionOpened()
-            c.registeredEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
-            add(fd, id: c.id, events: c.registeredEvents)
-        }
-    }
-
-    /// Answers a connection there is no room for with 503 and closes it.
-    func refuse(_ fd: Int32) {
-        let bytes = serialize(
-            ServerAnswer(
-                status: 503, code: "server_busy", detail: "the gateway has no room for another connection; retry shortly"
-            ).response, head: false, keepAlive: false)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
-        close(fd)
-        server.onServerAnswer(503)
-    }
-
-    static func address(_ storage: sockaddr_storage) -> String {
-        var s = storage
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        if Int32(s.ss_family) == AF_INET {
-            withUnsafePointer(to: &s) {
-                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                    var a = $0.pointee.sin_addr
-                    _ = inet_ntop(AF_INET, &a, &text, socklen_t(text.count))
-                }
-            }
-        } else if Int32(s.ss_family) == AF_INET6 {
-            withUnsafePointer(to: &s) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                    var a = $0.pointee.sin6_addr
-                    _ = inet_ntop(AF_INET6, &a, &text, socklen_t(text.count))
-                }
-            }
-        }
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: Events
@@ -334,78 +252,5 @@ final class EventLoop: @unchecked Sendable {
         server.connectionClosed()
         if case .streaming(let stream) = c.phase { stream.finished() }
         c.release()
-    }
-
-    // MARK: Time
-
-    func sweep(at t: Int64) {
-        trimHeapIfWorthIt()
-        for c in Array(connections.values) {
-            switch c.phase {
-            case .reading where c.authorizingBytes != nil:
-                break  // the credentials' check has its own deadline (the RPC timeout)
-            case .reading:
-                let limit = Int64(configuration.requestTimeoutSeconds) * 1000
-                if c.reservedBodyBytes > 0, admission.minUploadBytesPerSecond > 0,
-                    t - c.rateWindowStartMs >= admission.uploadRateWindowMs
-                {
-                    // An upload must keep a minimum rate, else it gives its share of the budget back.
-                    if admission.isTooSlow(bytes: c.rateWindowBytes, elapsedMs: t - c.rateWindowStartMs) {
-                        reject(
-                            c, AdmissionPolicy.Refusal.uploadTooSlow(minBytesPerSecond: admission.minUploadBytesPerSecond).answer)
-                        continue
-                    }
-                    c.rateWindowStartMs = t
-                    c.rateWindowBytes = 0
-                }
-                if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
-                    closeNow(c)  // not a byte since it connected
-                } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
-                    reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
-                } else if c.requestStartedMs == nil
-                    && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
-                {
-                    closeNow(c)
-                } else if let deadline = stopDeadline, t >= deadline {
-                    closeNow(c)
-                }
-            case .sourcing where c.chunkPending || c.waitingForBudget:
-                c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
-            case .writing, .sourcing:
-                if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
-            case .draining(let until):
-                if t >= until { closeNow(c) }
-            case .processing:
-                if let deadline = stopDeadline, t >= deadline {
-                    c.keepAlive = false
-                    respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
-                }
-            case .streaming:
-                // Progress is what the client acknowledged (written less still queued in the
-                // kernel); none for the write timeout while bytes wait, and it ends.
-                var queued: Int32 = 0
-                if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
-                let pending = c.output.count - c.outputOffset + Int(queued)
-                let acknowledged = c.writtenTotal - Int(queued)
-                if pending == 0 || acknowledged > c.acknowledgedAtCheck {
-                    c.acknowledgedAtCheck = acknowledged
-                    c.lastDrainMs = t
-                } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
-                    abort(c)
-                }
-            }
-        }
-    }
-
-    func beginStop() {
-        guard stopDeadline == nil else { return }
-        stopDeadline = now + 700
-        epoll_ctl(epfd, EPOLL_CTL_DEL, listenFD, nil)
-        close(listenFD)
-        listenFD = -1
-        for c in Array(connections.values) {
-            c.keepAlive = false
-            if case .streaming(let stream) = c.phase { stream.close() }
-        }
     }
 }
