@@ -93,6 +93,7 @@ enum PushScenario {
         let o = max(1, options.owners ?? 100)
         let l = options.likers
         let f = options.followers ?? max(1, options.users - 1 - o - l)
+        guard f >= 1 else { throw LoadTestError("push needs --followers ≥ 1 (got \(f))") }
         guard options.users >= f + 1 + o + l else {
             throw LoadTestError("push needs --users ≥ followers + owners + likers + 1 (\(f + 1 + o + l))")
         }
