@@ -1,5 +1,6 @@
 import CZMQ
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Shared
@@ -316,5 +317,71 @@ func waitUntilConnected(_ client: RPCClient) async throws {
         } catch let e as ServiceError where (e.status == 503 || e.status == 504) && Timestamp.nowMs() < end {
             await Task.yield()
         }
+    }
+}
+
+/// Where a service's handlers run (`LoopExecutor`): on the host's socket thread, also after an
+/// await that resumed on another thread and in their child tasks, so a request costs no handoff
+/// to Swift's global pool and back.
+struct HostExecutorTests {
+    typealias HostThreadCheck = @Sendable () -> Bool
+
+    @Test func handlersRunOnTheSocketThreadAcrossAwaitsAndInChildTasks() async throws {
+        let context = ZMQContext()
+        let host = ServiceHost(
+            name: "onloop", context: context, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*",
+            database: nil, logger: Logger(service: "test", minimum: .error))
+        let onLoop = Locked<HostThreadCheck?>(nil)
+        host.on(TestRPC.Echo.self) { _, _ in
+            let check = onLoop.withLock { $0! }
+            let first = check()
+            // Resumed from a Dispatch thread, as a database read resumes.
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async { c.resume() }
+            }
+            let resumed = check()
+            async let child = check()
+            return .init(text: ["\(first)", "\(resumed)", "\(await child)"].joined(separator: "|"))
+        }
+        onLoop.withLock { $0 = { host.isSocketThread } }
+        try host.start()
+        defer { host.stop() }
+        let client = try RPCClient(
+            service: "onloop", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context,
+            logger: Logger(service: "test", minimum: .error))
+        defer { client.shutdown() }
+        try await waitUntilConnected(client)
+        let reply = try await client.call(TestRPC.Echo.self, .init(text: ""), timeoutMs: 10_000)
+        #expect(reply.text == "true|true|true")
+        #expect(!host.isSocketThread)
+    }
+
+    @Test func aJobEnqueuedFromAnotherThreadWakesTheLoopAndRunsOnIt() async throws {
+        let wakeup = Wakeup()
+        let executor = LoopExecutor(wakeup: wakeup)
+        let stop = Atomic<Bool>(false)
+        let thread = Thread {
+            executor.bind()
+            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
+            while !stop.load(ordering: .acquiring) {
+                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
+                wakeup.drain()
+                executor.runPending()
+            }
+        }
+        thread.start()
+        defer {
+            stop.store(true, ordering: .releasing)
+            wakeup.signal()
+        }
+        let onLoop = await Task(executorPreference: executor) { () -> [Bool] in
+            let first = executor.isLoopThread
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async { c.resume() }
+            }
+            return [first, executor.isLoopThread]
+        }.value
+        #expect(onLoop == [true, true])
+        #expect(!executor.isLoopThread)
     }
 }

@@ -77,8 +77,9 @@ final class EventLoop: @unchecked Sendable {
     func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var nextSweep = now + 1_000
+        server.executor.bind()
         while true {
-            let n = epoll_wait(epfd, &events, Int32(events.count), 250)
+            let n = epoll_wait(epfd, &events, Int32(events.count), server.executor.hasPending ? 0 : 250)
             if n < 0 && errno != EINTR { break }
             for i in 0..<max(0, Int(n)) {
                 let id = events[i].data.u64
@@ -91,6 +92,9 @@ final class EventLoop: @unchecked Sendable {
                     handle(c, flags: flags)
                 }
             }
+            // Handlers started by the requests read above (and those whose awaits resumed) run
+            // now; what they post is delivered just below.
+            server.executor.runPending()
             for message in server.takeMessages() { deliver(message) }
             let t = now
             if t >= nextSweep || stopDeadline != nil {
@@ -184,7 +188,7 @@ final class EventLoop: @unchecked Sendable {
         let reserved = c.reservedBodyBytes
         let peer = c.peer
         c.reservedBodyBytes = 0
-        Task {
+        Task(executorPreference: server.executor) {
             let response = await server.handler(request)
             server.releaseLargeBody(reserved, peer: peer)  // the body went with the request
             server.post(.respond(id, response))

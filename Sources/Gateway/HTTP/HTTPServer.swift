@@ -29,8 +29,10 @@ import Synchronization
 /// is offered) the connection closes once answered. Absolute-form targets are taken as their
 /// path (§3.2.2); an HTTP/1.0 client kept alive gets `Connection: keep-alive`; two
 /// `Authorization` fields are 400. Requests on a connection are answered in order; while one is being
-/// handled, bytes of the next wait unparsed. Handlers run as tasks; their responses come back
-/// to the loop through a mailbox and an eventfd.
+/// handled, bytes of the next wait unparsed. Handlers run as tasks on the loop thread
+/// (`LoopExecutor`): a handler starts in the turn its request was read in, and a response it
+/// returns there is written in that turn; what other threads send the loop comes through a
+/// mailbox and an eventfd.
 final class HTTPServer: Service {
     struct Configuration: Sendable {
         /// IPv4 address to bind.
@@ -122,6 +124,8 @@ final class HTTPServer: Service {
     }
     private let mailbox = Locked<[Message]>([])
     private let wake = Wakeup()
+    /// Runs the handlers on the loop thread (see `LoopExecutor`).
+    let executor: LoopExecutor
     private let openCount = Atomic<Int>(0)
     /// Response bytes held now (see `maxResponseBufferBytes`), and the most ever held at once.
     private let responseBuffered = Atomic<Int>(0)
@@ -147,6 +151,7 @@ final class HTTPServer: Service {
         self.unknownMethod = unknownMethod
         self.authorizeUpload = authorizeUpload
         self.handler = handler
+        self.executor = LoopExecutor(wakeup: wake)
     }
 
     /// Connections open now.
@@ -203,9 +208,11 @@ final class HTTPServer: Service {
     /// after 700 ms with 503, and stops the loop within a second.
     func shutdownGracefully() { post(.stop) }
 
+    /// Hands a message to the loop; from the loop thread itself (a handler run by `executor`)
+    /// without a wakeup, as the loop takes its messages after running the handlers.
     func post(_ message: Message) {
         mailbox.withLock { $0.append(message) }
-        wake.signal()
+        if !executor.isLoopThread { wake.signal() }
     }
 
     func takeMessages() -> [Message] {

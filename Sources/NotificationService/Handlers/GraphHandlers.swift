@@ -39,9 +39,11 @@ struct GraphHandlers: Sendable {
         return .init(followState: .notFollowing)
     }
 
-    /// Counts and the viewer's relation. - Throws: 404.
+    /// Counts and the viewer's relation: one read when the replica knows the name, else after
+    /// asking AuthService. - Throws: 404.
     func header(_ request: Notifications.Header.Request) async throws -> Notifications.Header.Reply {
-        try await follows.header(userId: try await user(named: request.username).id, viewerId: request.viewerId)
+        if let reply = try await follows.header(username: request.username, viewerId: request.viewerId) { return reply }
+        return try await follows.header(userId: try await user(named: request.username).id, viewerId: request.viewerId)
     }
 
     /// Followers or followees, newest edge first. - Throws: 404, 400 `invalid_cursor`.

@@ -24,6 +24,11 @@ protocol FollowStore: Sendable {
     /// Counts and the viewer's relation, read in one snapshot.
     func header(userId: String, viewerId: String) async throws -> Notifications.Header.Reply
 
+    /// The same for the user named `username` (case-insensitive), with the name looked up in the
+    /// same snapshot: one read and each identity key looked up once. Returns nil when the replica
+    /// does not know the name (the caller asks AuthService then).
+    func header(username: String, viewerId: String) async throws -> Notifications.Header.Reply?
+
     /// Followers (`following == false`) or followees of `userId`, newest edge first, each with
     /// the viewer's follow state. - Throws: 400 `invalid_cursor`.
     func edges(userId: String, following: Bool, viewerId: String, page: PageRequest) async throws -> Page<Notifications.Entry>
@@ -137,6 +142,33 @@ struct SQLFollowStore: FollowStore {
                     userId: userId, followers: try counts?.int("followers") ?? 0,
                     following: try counts?.int("following") ?? 0,
                     followState: try Self.state(viewer: viewerId, toward: userId, on: c))
+            }
+        }
+    }
+
+    func header(username: String, viewerId: String) async throws -> Notifications.Header.Reply? {
+        guard let name = Username.lookupKey(username) else { return nil }
+        return try await database.read { c in
+            try c.snapshot { () -> Notifications.Header.Reply? in
+                guard
+                    let row = try c.queryOne(
+                        """
+                        SELECT i.id, i.key, c.followers, c.following
+                        FROM identities i LEFT JOIN follow_counts c ON c."user" = i.key WHERE i.username = ?
+                        """, [name])
+                else { return nil }
+                let userId = try row.string("id")
+                let state: FollowState
+                if viewerId == userId {
+                    state = .self
+                } else if let viewer = try Keys.existingUser(viewerId, on: c) {
+                    state = try Self.follows(viewer, try row.int64("key"), on: c) ? .following : .notFollowing
+                } else {
+                    state = .notFollowing
+                }
+                return Notifications.Header.Reply(
+                    userId: userId, followers: Int(try row.optionalInt64("followers") ?? 0),
+                    following: Int(try row.optionalInt64("following") ?? 0), followState: state)
             }
         }
     }

@@ -133,9 +133,12 @@ struct ProfileHandlers: Sendable {
             ])
     }
 
-    /// The profile header's ProfileService half: the user and their post count.
-    /// - Throws: 404 for an unknown username.
+    /// The profile header's ProfileService half: the user and their post count, in one read when
+    /// the replica knows the name. - Throws: 404 for an unknown username.
     func header(_ username: String) async throws -> Profile.Header.Reply {
+        if let (user, postCount) = try await users.header(username: username) {
+            return .init(user: user.publicUser, postCount: postCount)
+        }
         guard let key = Username.lookupKey(username), let user = try await users.users(usernames: [key])[key] else {
             throw ServiceError.notFound("user")
         }

@@ -25,6 +25,11 @@ protocol ProfileStore: Sendable {
     /// Accounts by username, keyed by `Username.lookupKey` (unknown names left out).
     func users(usernames: [String]) async throws -> [String: UserRecord]
 
+    /// The account named `username` (case-insensitive) and how many posts it has, read in one
+    /// statement (one snapshot); nil when the replica does not know the name (the caller asks
+    /// AuthService then, through `users(usernames:)`).
+    func header(username: String) async throws -> (user: UserRecord, postCount: Int)?
+
     /// Stores the identity (if newer) and the registration's profile fields; idempotent.
     func createProfile(_ identity: Identity, name: String?, birthDate: String?, gender: String?) async throws
         -> UserRecord
@@ -101,6 +106,20 @@ struct SQLProfileStore: ProfileStore {
         if found.count == names.count { return found }
         try await replica.refresh(ids: [], usernames: names.filter { found[$0] == nil })
         return try await database.read(read)
+    }
+
+    func header(username: String) async throws -> (user: UserRecord, postCount: Int)? {
+        guard let name = Username.lookupKey(username) else { return nil }
+        return try await database.read { c -> (user: UserRecord, postCount: Int)? in
+            guard
+                let row = try c.queryOne(
+                    """
+                    SELECT u.*, (SELECT COUNT(*) FROM posts WHERE owner_id = u.id) AS post_count
+                    FROM (\(UserRecord.select) WHERE i.username = ?) u
+                    """, [name])
+            else { return nil }
+            return (try UserRecord(row: row), try row.int("post_count"))
+        }
     }
 
     func createProfile(_ identity: Identity, name: String?, birthDate: String?, gender: String?) async throws

@@ -11,8 +11,9 @@ import Synchronization
 /// published in sequence order, and a heartbeat on topic `_hb` carries the newest sequence
 /// number every second so subscribers notice lost tail events.
 ///
-/// Both sockets live on one thread; handlers hand their replies back through a locked queue
-/// and an eventfd (`Wakeup`).
+/// Both sockets live on one thread, which also runs the handlers (`LoopExecutor`): a handler
+/// starts in the turn its request arrived in and its reply is sent in the turn it finishes in.
+/// Blocking work goes to the database's queues (or the service's own), never to this thread.
 ///
 /// A request is `[routing id..., empty delimiter, envelope]`, optionally followed by one binary
 /// frame (raw bytes, e.g. an upload) that reaches handlers registered with `onBinary`; a reply
@@ -35,6 +36,8 @@ public final class ServiceHost: Service {
     private let handlers = Locked<[String: Handler]>([:])
     private let outgoing = Locked<(replies: [[[UInt8]]], events: [OutboxEvent])>(([], []))
     private let wakeup = Wakeup()
+    /// Runs the handlers on the socket thread (see `LoopExecutor`).
+    private let executor: LoopExecutor
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Locked<CheckedContinuation<Void, Never>?>(nil)
     private let done = Atomic<Bool>(false)
@@ -67,6 +70,7 @@ public final class ServiceHost: Service {
         self.logger = logger
         self.security = security
         self.publishing = Locked((!relayed, nil))
+        self.executor = LoopExecutor(wakeup: wakeup)
         if let database {
             if !relayed { database.setPublisher { [self] events in publish(events) } }
             on(Ops.Replay.self) { request, _ in
@@ -144,6 +148,9 @@ public final class ServiceHost: Service {
         handlers.withLock { $0[R.type] = wrapped }
     }
 
+    /// Whether the caller runs on the host's socket thread, where handlers run.
+    public var isSocketThread: Bool { executor.isLoopThread }
+
     /// Binds both sockets and starts the socket thread.
     /// - Returns: the endpoints actually bound (ephemeral ports resolved).
     /// - Throws: `ZMQError` when a bind fails (e.g. address in use).
@@ -216,6 +223,7 @@ public final class ServiceHost: Service {
     // MARK: Socket thread
 
     private func loop(_ sockets: (router: ZMQSocket, pub: ZMQSocket)) {
+        executor.bind()
         let (router, pub) = sockets
         let poller = Poller([.socket(router), .fd(wakeup.fd)])
         var inflight: [String: [[UInt8]]] = [:]  // correlation id → routing frames
@@ -251,7 +259,8 @@ public final class ServiceHost: Service {
                     inflight[id] = nil
                 }
                 if let deadline = stopDeadline, inflight.isEmpty || now >= deadline { break }
-                let timeout = stopDeadline.map { max(0, min($0 - now, 50)) } ?? max(0, nextHeartbeat - now)
+                let timeout =
+                    executor.hasPending ? 0 : stopDeadline.map { max(0, min($0 - now, 50)) } ?? max(0, nextHeartbeat - now)
                 let ready = try poller.poll(timeoutMs: Int(timeout))
                 if ready[1] { wakeup.drain() }
                 if ready[0] {
@@ -259,6 +268,9 @@ public final class ServiceHost: Service {
                         handleIncoming(frames, router: router, stopping: stopDeadline != nil, inflight: &inflight)
                     }
                 }
+                // The handlers started above, and those whose awaits resumed, run now: their
+                // replies are taken below, in this same turn.
+                executor.runPending()
                 let (replies, events) = outgoing.withLock { o -> ([[[UInt8]]], [OutboxEvent]) in
                     defer { o = ([], []) }
                     return (o.replies, o.events)
@@ -370,11 +382,12 @@ public final class ServiceHost: Service {
             correlationId: header.id, type: header.type, deadline: header.deadline, trace: header.trace,
             logger: logger)
         inflight[header.id] = routing
-        Task { [self] in
+        Task(executorPreference: executor) { [self] in
             let replyFrames = await handler(body, binary, context)
             completedIDs.withLock { $0.append(header.id) }
             outgoing.withLock { $0.replies.append(routing + replyFrames) }
-            wakeup.signal()
+            // On the socket thread (the usual case) the reply is taken later in the same turn.
+            if !executor.isLoopThread { wakeup.signal() }
         }
     }
 }

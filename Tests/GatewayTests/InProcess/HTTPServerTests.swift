@@ -178,3 +178,31 @@ import Testing
         expectProblem(RawResponse.parseAll(data).first, 503)
     }
 }
+
+/// Where the HTTP server's handlers run (`LoopExecutor`): on the loop thread, before and after an
+/// await that resumed on another thread, so a request costs no handoff to the global pool.
+@Suite struct HTTPServerExecutorTests {
+    @Test func handlersRunOnTheLoopThreadAcrossAwaits() throws {
+        let serverBox = Locked<HTTPServer?>(nil)
+        let server = HTTPServer(
+            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0),
+            logger: Logger(service: "test", minimum: .error)
+        ) { _ in
+            let executor = serverBox.withLock { $0!.executor }
+            let first = executor.isLoopThread
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async { c.resume() }
+            }
+            let body = #"{"threads":"\#(first)|\#(executor.isLoopThread)"}"#
+            return .json(status: 200, bytes: Array(body.utf8))
+        }
+        serverBox.withLock { $0 = server }
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 10)
+        try c.send("GET /where HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let response = RawResponse.parseAll(c.readToEnd()).first
+        #expect(response?.status == 200)
+        #expect(response?.json["threads"] as? String == "true|true")
+    }
+}

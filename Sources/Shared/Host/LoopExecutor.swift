@@ -1,0 +1,66 @@
+import Foundation
+import Synchronization
+
+/// A task executor (SE-0417) whose jobs run on one event-loop thread, between its polls.
+///
+/// Why: a request that arrives on a loop thread and is handled on Swift's global pool costs
+/// two thread handoffs (a pool thread wakes to start the handler, the loop wakes again to take
+/// its answer), and every `await` that resumes from another thread wakes a pool thread first.
+/// With the loop as the handler's preferred executor (`Task(executorPreference:)`), the handler
+/// starts in the loop's own turn, its answer is sent in that turn, and a resumption from
+/// another thread wakes only the loop. Child tasks (`async let`, task groups) inherit the
+/// preference; blocking work must still go elsewhere (database queues, argon2 and media
+/// queues), since a job that blocks holds up the whole loop.
+///
+/// The loop calls `runPending()` once per turn and polls with a zero timeout while
+/// `hasPending` is true. `enqueue` from another thread signals the loop's `Wakeup`; from the
+/// loop thread itself it does not (the loop runs the job before it polls again).
+public final class LoopExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked: `jobs` is behind a mutex; `owner` is an atomic; `wakeup` is Sendable.
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let wakeup: Wakeup
+    /// `pthread_self()` of the loop thread, as an integer (0 until `bind()`).
+    private let owner = Atomic<UInt>(0)
+    /// Most jobs run in one `runPending()`: a job that keeps enqueueing another cannot starve
+    /// the loop's sockets.
+    public let maxJobsPerTurn = 1_024
+
+    /// - Parameter wakeup: the loop's wakeup, signalled when a job arrives from another thread.
+    public init(wakeup: Wakeup) {
+        self.wakeup = wakeup
+    }
+
+    /// Makes the calling thread the loop thread; called once, by it, before its first turn.
+    public func bind() {
+        owner.store(UInt(pthread_self()), ordering: .releasing)
+    }
+
+    /// Whether the caller runs on the loop thread.
+    public var isLoopThread: Bool {
+        owner.load(ordering: .acquiring) == UInt(pthread_self())
+    }
+
+    /// Whether jobs wait to run (the loop must not sleep).
+    public var hasPending: Bool { jobs.withLock { !$0.isEmpty } }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        jobs.withLock { $0.append(unowned) }
+        if !isLoopThread { wakeup.signal() }
+    }
+
+    /// Runs the jobs waiting now and those they enqueue, up to `maxJobsPerTurn`; loop thread only.
+    public func runPending() {
+        var ran = 0
+        while ran < maxJobsPerTurn {
+            let batch = jobs.withLock { queue -> [UnownedJob] in
+                var taken: [UnownedJob] = []
+                swap(&taken, &queue)
+                return taken
+            }
+            if batch.isEmpty { return }
+            for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            ran += batch.count
+        }
+    }
+}
