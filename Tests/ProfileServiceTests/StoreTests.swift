@@ -92,6 +92,11 @@ import Testing
         let tagged = try await s.posts.page(userId: "b1", tagged: true, viewerId: "b1", page: .init())
         #expect(tagged.items.map(\.id) == [orphan.id, post.id] && tagged.items[0].owner.username == "")
         #expect(try await s.posts.count(ownerId: "a1") == 1)
+        // The header's read: the user by name (any case) and the count, in one statement.
+        let header = try await s.users.header(username: "ALICE")
+        #expect(header?.user.id == "a1" && header?.postCount == 1)
+        #expect(try await s.users.header(username: "bob")?.postCount == 0)
+        #expect(try await s.users.header(username: "nobody") == nil)
         let forbidden = await serviceError { try await s.posts.delete(id: post.id, by: "b1") }
         #expect(forbidden?.status == 403)
         try await s.posts.delete(id: post.id, by: "a1")

@@ -30,6 +30,30 @@ struct FollowStoreTests {
         }
     }
 
+    /// The header by name (one read, one snapshot) says what the header by id says.
+    @Test func theHeaderByNameAgreesWithTheHeaderById() async throws {
+        // Names as the identity replica stores them (follows alone store nameless identities).
+        try await database.write { tx in
+            for user in [alice, bob, carol] {
+                try tx.query("INSERT INTO identities(id, username, version) VALUES (?, ?, 1)", [user.id, user.username])
+            }
+        }
+        try await follow(alice, bob)
+        try await follow(carol, bob)
+        try await follow(bob, alice)
+        for (name, id) in [("bob", bob.id), ("BOB", bob.id), ("alice", alice.id), ("carol", carol.id)] {
+            for viewer in [alice.id, bob.id, carol.id, "u-nobody"] {
+                let byName = try await store.header(username: name, viewerId: viewer)
+                let byId = try await store.header(userId: id, viewerId: viewer)
+                #expect(byName?.userId == byId.userId && byName?.followState == byId.followState, "\(name) \(viewer)")
+                #expect(byName?.followers == byId.followers && byName?.following == byId.following, "\(name) \(viewer)")
+            }
+        }
+        #expect(try await store.header(username: "bob", viewerId: alice.id)?.followState == .following)
+        #expect(try await store.header(username: "bob", viewerId: alice.id)?.followers == 2)
+        #expect(try await store.header(username: "nobody", viewerId: alice.id) == nil)
+    }
+
     @Test func followAndUnfollowAreIdempotentAndCountersEqualTheEdges() async throws {
         #expect(try await follow(alice, bob) == .init(followState: .following, notifyPosts: false))
         #expect(try await follow(alice, bob) == .init(followState: .following, notifyPosts: false))
