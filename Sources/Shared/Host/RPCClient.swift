@@ -11,7 +11,8 @@ import Synchronization
 /// all: a DEALER hides which peer took a message, and failover needs to know which requests
 /// were on the connection that dropped.
 ///
-/// Thousands of requests may be in flight at once; each has a deadline. The caller can tell
+/// Thousands of requests may be in flight at once; each has a deadline, kept in a heap (the
+/// socket thread looks only at the earliest, never at every call in flight). The caller can tell
 /// "down" from "slow": a request that cannot be sent because no replica is connected, or whose
 /// replica disconnects before replying, fails with `service_unavailable` (503); one that gets
 /// no reply before its deadline fails with `service_timeout` (504). Failover: a request that no
@@ -223,18 +224,31 @@ public final class RPCClient: Sendable {
         var sent = Array(repeating: Set<String>(), count: replicas.count)
         var connected = Array(repeating: false, count: replicas.count)
         var next = 0  // round robin over the replicas
+        // The deadlines of the calls taken from the queue, earliest first.
+        var deadlines = DeadlineHeap<String>()
         do {
             while !stopped.load(ordering: .acquiring) {
                 let now = Timestamp.nowMs()
-                // Deadlines.
-                let expired = state.withLock { s -> [String] in
-                    s.pending.filter { $0.value.deadline <= now }.map(\.key)
+                // Deadlines: only the heap's earliest entries are looked at; those whose call
+                // was settled another way (answered, not sent) are dropped as they come up.
+                let (expired, nearest) = state.withLock { s -> ([String], Int64?) in
+                    var expired: [String] = []
+                    while let (deadline, id) = deadlines.earliest {
+                        if s.pending[id] == nil {
+                            deadlines.removeEarliest()
+                        } else if deadline <= now {
+                            expired.append(id)
+                            deadlines.removeEarliest()
+                        } else {
+                            return (expired, deadline)
+                        }
+                    }
+                    return (expired, nil)
                 }
                 for id in expired {
                     for i in sent.indices { sent[i].remove(id) }
                     resolve(id, .timedOut)
                 }
-                let nearest = state.withLock { s in s.pending.values.map(\.deadline).min() }
                 var lookupDue: Int64? = nil
                 for replica in replicas {
                     if let due = replica.connector.service(nowMs: now) { lookupDue = min(lookupDue ?? due, due) }
@@ -262,6 +276,7 @@ public final class RPCClient: Sendable {
                     return s.queue
                 }
                 for item in queue {
+                    deadlines.insert(item.id, deadline: item.deadline)
                     // The next replica that takes it (ZMQ_IMMEDIATE: only a connected one does).
                     var taken = false
                     for step in 0..<replicas.count {
