@@ -27,8 +27,16 @@ enum GatewayApp {
                     responseBufferBytes: server?.responseBufferBytes ?? 0,
                     responseBufferPeakBytes: server?.responseBufferPeakBytes ?? 0)
             })
+            // The HTTP loop's thread runs the handlers and drives the back ends' sockets, so a
+            // request's calls are sent and answered on it (see `LoopExecutor`, `RPCPump`).
+            let loopWakeup = Wakeup()
+            let loopExecutor = LoopExecutor(wakeup: loopWakeup)
             func backend(_ service: ServiceDescription) throws -> Backend {
-                Backend(client: try runtime.client(for: service), metrics: metrics, timeoutMs: config.rpcTimeoutMs)
+                Backend(
+                    client: try RPCClient(
+                        service: service.name, endpoint: service.endpoints(runtime.env).rpc, context: runtime.context,
+                        logger: logger, security: runtime.security, drivenBy: loopExecutor, wakeup: loopWakeup),
+                    metrics: metrics, timeoutMs: config.rpcTimeoutMs)
             }
             let backends = Backends(
                 auth: try backend(.auth), profile: try backend(.profile), notification: try backend(.notification))
@@ -85,7 +93,9 @@ enum GatewayApp {
                 },
                 unknownMethod: { method, path in dispatcher.unrouted(method: method, rawPath: path) },
                 authorizeUpload: { headers in await dispatcher.authorizeUpload(headers) },
+                loop: (loopExecutor, loopWakeup),
                 handler: { request in await dispatcher.handle(request) })
+            server.drive([backends.auth.client, backends.profile.client, backends.notification.client])
             gauges.withLock { $0 = (hub, server, live) }
             let delivery = live.connect(
                 context: runtime.context,

@@ -1,6 +1,7 @@
 import CZMQ
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Shared
@@ -383,5 +384,41 @@ struct HostExecutorTests {
         }.value
         #expect(onLoop == [true, true])
         #expect(!executor.isLoopThread)
+    }
+}
+
+/// Where a read runs: on SQLite, a read made on a loop thread runs there (no hop to a reader
+/// queue and back); on PostgreSQL, and off loop threads, on the reader queues. Both engines.
+struct LoopReadTests {
+    @Test func aReadOnALoopThreadRunsThereOnSQLiteOnly() async throws {
+        let database = try Database(
+            location: try TestStorage.location(NSTemporaryDirectory(), "loopread-\(RandomID.make())"), producer: nil,
+            migrations: [Migration("t", "CREATE TABLE t(v INTEGER)")])
+        let wakeup = Wakeup()
+        let executor = LoopExecutor(wakeup: wakeup)
+        let stop = Atomic<Bool>(false)
+        let thread = Thread {
+            executor.bind()
+            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
+            while !stop.load(ordering: .acquiring) {
+                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
+                wakeup.drain()
+                executor.runPending()
+            }
+        }
+        thread.start()
+        defer {
+            stop.store(true, ordering: .releasing)
+            wakeup.signal()
+        }
+        let onLoop = await Task(executorPreference: executor) { () -> Bool? in
+            try? await database.read { c in
+                _ = try c.scalar("SELECT COUNT(*) FROM t")
+                return LoopExecutor.isOnLoopThread
+            }
+        }.value
+        #expect(onLoop == (database.engine == .sqlite))
+        let offLoop = try await database.read { _ in LoopExecutor.isOnLoopThread }
+        #expect(offLoop == false)
     }
 }

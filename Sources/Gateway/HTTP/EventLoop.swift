@@ -38,6 +38,10 @@ final class EventLoop: @unchecked Sendable {
     var releasedSinceTrim = 0
     var dateSecond: Int64 = 0
     var dateHeader = ""
+    /// The RPC clients' socket sides this loop drives (`HTTPServer.drive`), and the epoll id of
+    /// the first (the others follow).
+    var pumps: [RPCPump] = []
+    static let firstPumpID: UInt64 = 1 << 62
 
     init(server: HTTPServer, listenFD: Int32) throws {
         self.server = server
@@ -78,13 +82,17 @@ final class EventLoop: @unchecked Sendable {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         var nextSweep = now + 1_000
         server.executor.bind()
+        startPumps()
+        var pumpFired = [Bool](repeating: false, count: pumps.count)
         while true {
-            let n = epoll_wait(epfd, &events, Int32(events.count), server.executor.hasPending ? 0 : 250)
+            let n = epoll_wait(epfd, &events, Int32(events.count), waitMs())
             if n < 0 && errno != EINTR { break }
             for i in 0..<max(0, Int(n)) {
                 let id = events[i].data.u64
                 let flags = events[i].events
-                if id == 0 {
+                if id >= Self.firstPumpID {
+                    pumpFired[Int(id - Self.firstPumpID)] = true
+                } else if id == 0 {
                     acceptAll()
                 } else if id == 1 {
                     server.drainWake()
@@ -92,9 +100,17 @@ final class EventLoop: @unchecked Sendable {
                     handle(c, flags: flags)
                 }
             }
-            // Handlers started by the requests read above (and those whose awaits resumed) run
-            // now; what they post is delivered just below.
+            // Replies first (their callers resume below), then the handlers started by the
+            // requests read above and those whose awaits resumed, then what they sent, in this
+            // same turn; what the handlers post is delivered just below.
+            let t0 = now
+            for (k, pump) in pumps.enumerated()
+            where pumpFired[k] || pump.wantsTurn || pump.dueMs.map({ t0 >= $0 }) == true {
+                pumpFired[k] = false
+                turn(pump)
+            }
             server.executor.runPending()
+            for pump in pumps where pump.wantsTurn { turn(pump) }
             for message in server.takeMessages() { deliver(message) }
             let t = now
             if t >= nextSweep || stopDeadline != nil {
@@ -104,11 +120,45 @@ final class EventLoop: @unchecked Sendable {
             if let deadline = stopDeadline, connections.isEmpty || t >= deadline + 300 { break }
         }
         for c in Array(connections.values) { closeNow(c) }
+        for pump in pumps { pump.close() }
         if listenFD >= 0 { close(listenFD) }
         close(reserveFD)
         close(epfd)
         settings.deallocate()
         readBuffer.deallocate()
+    }
+
+    /// How long epoll may wait: not at all while jobs wait, else until the earliest RPC deadline
+    /// or host-name lookup of a driven pump, at most 250 ms (the sweep's own tick).
+    func waitMs() -> Int32 {
+        if server.executor.hasPending { return 0 }
+        guard let due = pumps.compactMap(\.dueMs).min() else { return 250 }
+        return Int32(max(0, min(250, due - now)))
+    }
+
+    /// Takes the driven clients' pumps and watches their descriptors.
+    func startPumps() {
+        for client in server.drivenClients.withLock({ $0 }) {
+            guard let pump = client.takePump() else { continue }
+            do {
+                let id = Self.firstPumpID + UInt64(pumps.count)
+                for fd in try pump.fileDescriptors() { add(fd, id: id, events: EPOLLIN.rawValue) }
+                pumps.append(pump)
+            } catch {
+                server.logger.error("rpc.pump_failed", metadata: ["service": client.service, "error": "\(error)"])
+                pump.close()
+            }
+        }
+    }
+
+    /// Turns one pump; a pump whose context is gone fails its calls (the process is stopping).
+    func turn(_ pump: RPCPump) {
+        do { try pump.turn(waiting: false) } catch {
+            if case ZMQError.contextTerminated = error {} else {
+                server.logger.error("rpc.loop_failed", metadata: ["error": "\(error)"])
+            }
+            pump.close()
+        }
     }
 
     // MARK: Events

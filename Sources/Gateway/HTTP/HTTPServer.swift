@@ -123,9 +123,11 @@ final class HTTPServer: Service {
         case stop
     }
     private let mailbox = Locked<[Message]>([])
-    private let wake = Wakeup()
+    private let wake: Wakeup
     /// Runs the handlers on the loop thread (see `LoopExecutor`).
     let executor: LoopExecutor
+    /// RPC clients whose sockets the loop drives (see `RPCPump`), set before `start()`.
+    let drivenClients = Locked<[RPCClient]>([])
     private let openCount = Atomic<Int>(0)
     /// Response bytes held now (see `maxResponseBufferBytes`), and the most ever held at once.
     private let responseBuffered = Atomic<Int>(0)
@@ -141,6 +143,7 @@ final class HTTPServer: Service {
         onServerAnswer: @escaping @Sendable (Int) -> Void = { _ in },
         unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
         authorizeUpload: @escaping @Sendable (HTTPHeaders) async -> HTTPResponse? = { _ in nil },
+        loop: (executor: LoopExecutor, wakeup: Wakeup)? = nil,
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
@@ -151,7 +154,16 @@ final class HTTPServer: Service {
         self.unknownMethod = unknownMethod
         self.authorizeUpload = authorizeUpload
         self.handler = handler
-        self.executor = LoopExecutor(wakeup: wake)
+        let wake = loop?.wakeup ?? Wakeup()
+        self.wake = wake
+        self.executor = loop?.executor ?? LoopExecutor(wakeup: wake)
+    }
+
+    /// Has the loop drive these clients' sockets (clients made with `drivenBy:` this server's
+    /// executor and wakeup), so that a handler's calls are sent and answered on the loop thread.
+    /// Called before `start()`.
+    func drive(_ clients: [RPCClient]) {
+        drivenClients.withLock { $0 += clients }
     }
 
     /// Connections open now.

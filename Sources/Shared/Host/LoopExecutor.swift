@@ -33,7 +33,19 @@ public final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     /// Makes the calling thread the loop thread; called once, by it, before its first turn.
     public func bind() {
         owner.store(UInt(pthread_self()), ordering: .releasing)
+        pthread_setspecific(Self.loopThreadKey, UnsafeRawPointer(bitPattern: 1))
     }
+
+    /// Marks the threads some `LoopExecutor` runs on (a thread-specific value, no lock).
+    private static let loopThreadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "pthread_key_create failed")
+        return key
+    }()
+
+    /// Whether the caller runs on the thread of some `LoopExecutor`: code that would otherwise
+    /// hop to another thread and back for a short piece of work (a SQLite read) may do it there.
+    public static var isOnLoopThread: Bool { pthread_getspecific(loopThreadKey) != nil }
 
     /// Whether the caller runs on the loop thread.
     public var isLoopThread: Bool {

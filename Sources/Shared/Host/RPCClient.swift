@@ -31,7 +31,14 @@ public final class RPCClient: Sendable {
     private let context: ZMQContext
     private let logger: Logger
     private let security: TransportSecurity
-    private let wakeup = Wakeup()
+    /// Signals the socket side: the client's own thread, or the loop that drives it.
+    private let wakeup: Wakeup
+    /// The loop whose thread drives the sockets (nil: the client's own thread).
+    private let driver: LoopExecutor?
+    /// Set when a call is queued, cleared when the socket side takes the queue.
+    private let queued = Atomic<Bool>(false)
+    /// A driven client's pump, until its loop takes it.
+    private let pumpForLoop: PumpBox?
     private let state = Locked<ClientState>(ClientState())
     private let connectedCount = Atomic<Int>(0)
     private let stopped = Atomic<Bool>(false)
@@ -74,12 +81,34 @@ public final class RPCClient: Sendable {
             unsentRetryBudgetMs: unsentRetryBudgetMs, defaultTimeoutMs: defaultTimeoutMs, resolver: HostLookup.resolve)
     }
 
-    /// The same, with a stand-in for the host-name lookup (tests).
+    /// Creates the client with its sockets driven by a loop's thread instead of a thread of its
+    /// own: the loop takes the pump (`takePump()`) and turns it (see `RPCPump`), and a call made
+    /// on that thread (a task on `executor`) is sent in the loop's turn and resumed there, with
+    /// no thread handoff on either side. Calls from other threads signal `wakeup`, the loop's.
+    /// Parameters and errors as for `init(service:endpoint:context:logger:security:unsentRetryBudgetMs:defaultTimeoutMs:)`.
+    public convenience init(
+        service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
+        unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000, drivenBy executor: LoopExecutor,
+        wakeup: Wakeup
+    ) throws {
+        try self.init(
+            service: service, endpoint: endpoint, context: context, logger: logger, security: security,
+            unsentRetryBudgetMs: unsentRetryBudgetMs, defaultTimeoutMs: defaultTimeoutMs, resolver: HostLookup.resolve,
+            driver: (executor, wakeup))
+    }
+
+    /// The same, with a stand-in for the host-name lookup (tests) and, optionally, a driving loop.
     init(
         service: String, endpoint: String, context: ZMQContext, logger: Logger, security: TransportSecurity = .current,
         unsentRetryBudgetMs: Int64 = 300, defaultTimeoutMs: Int = 2_000,
-        resolver: @escaping @Sendable (String) -> HostLookup.Outcome
+        resolver: @escaping @Sendable (String) -> HostLookup.Outcome,
+        driver: (executor: LoopExecutor, wakeup: Wakeup)? = nil
     ) throws {
+        let wakeup = driver?.wakeup ?? Wakeup()
+        self.wakeup = wakeup
+        self.driver = driver?.executor
+        let box = driver == nil ? nil : PumpBox()
+        self.pumpForLoop = box
         self.service = service
         self.endpoint = endpoint
         self.replicas = Self.split(endpoint)
@@ -104,10 +133,16 @@ public final class RPCClient: Sendable {
                 logger: logger.with(["peer": service, "replica": replica]), resolver: resolver)
             sockets.append(ReplicaSocket(dealer: dealer, connector: connector))
         }
-        let box = ClientSockets(sockets)
-        let thread = Thread { [self] in self.loop(box.take()) }
-        thread.name = "rpc.\(service)"
-        thread.start()
+        let pump = RPCPump(client: self, replicas: sockets, wakeup: wakeup, pollsWakeup: box == nil)
+        if let box {
+            box.put(pump)
+        } else {
+            let owned = PumpBox()
+            owned.put(pump)
+            let thread = Thread { [self] in self.loop(owned.take()!) }
+            thread.name = "rpc.\(service)"
+            thread.start()
+        }
     }
 
     /// The endpoints in a comma-separated list, trimmed, empty entries dropped.
@@ -204,7 +239,9 @@ public final class RPCClient: Sendable {
                 $0.pending[id] = Pending(continuation: continuation, deadline: deadline)
                 $0.queue.append((id, frames, deadline))
             }
-            wakeup.signal()
+            queued.store(true, ordering: .releasing)
+            // On the driving loop's thread, the loop turns the pump once this job is done.
+            if driver?.isLoopThread != true { wakeup.signal() }
         }
     }
 
@@ -215,100 +252,183 @@ public final class RPCClient: Sendable {
 
     // MARK: Socket thread
 
-    private func loop(_ replicas: [ReplicaSocket]) {
-        var items: [PollItem] = []
-        for replica in replicas { items += [.socket(replica.dealer), .socket(replica.connector.monitor)] }
-        let poller = Poller(items + [.fd(wakeup.fd)])
-        let wakeupIndex = items.count
-        // Requests sent and not yet answered, by replica: a replica's disconnect fails its own.
-        var sent = Array(repeating: Set<String>(), count: replicas.count)
-        var connected = Array(repeating: false, count: replicas.count)
-        var next = 0  // round robin over the replicas
-        // The deadlines of the calls taken from the queue, earliest first.
-        var deadlines = DeadlineHeap<String>()
+    private func loop(_ pump: RPCPump) {
         do {
-            while !stopped.load(ordering: .acquiring) {
-                let now = Timestamp.nowMs()
-                // Deadlines: only the heap's earliest entries are looked at; those whose call
-                // was settled another way (answered, not sent) are dropped as they come up.
-                let (expired, nearest) = state.withLock { s -> ([String], Int64?) in
-                    var expired: [String] = []
-                    while let (deadline, id) = deadlines.earliest {
-                        if s.pending[id] == nil {
-                            deadlines.removeEarliest()
-                        } else if deadline <= now {
-                            expired.append(id)
-                            deadlines.removeEarliest()
-                        } else {
-                            return (expired, deadline)
-                        }
-                    }
-                    return (expired, nil)
-                }
-                for id in expired {
-                    for i in sent.indices { sent[i].remove(id) }
-                    resolve(id, .timedOut)
-                }
-                var lookupDue: Int64? = nil
-                for replica in replicas {
-                    if let due = replica.connector.service(nowMs: now) { lookupDue = min(lookupDue ?? due, due) }
-                }
-                let timeout = Int(max(1, min(nearest.map { $0 - now } ?? 1_000, lookupDue ?? 1_000, 1_000)))
-                let ready = try poller.poll(timeoutMs: timeout)
-                if ready[wakeupIndex] { wakeup.drain() }
-                // Connection changes first, so a request is not offered to a replica just lost.
-                for (i, replica) in replicas.enumerated() where ready[2 * i + 1] {
-                    for code in try replica.connector.receiveEvents() {
-                        if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
-                            if !connected[i] { connectedCount.add(1, ordering: .releasing) }
-                            connected[i] = true
-                        } else if code == ZMQ_EVENT_DISCONNECTED {
-                            if connected[i] { connectedCount.subtract(1, ordering: .releasing) }
-                            connected[i] = false
-                            // Requests already sent on that connection will never be answered.
-                            for id in sent[i] { resolve(id, .disconnected) }
-                            sent[i].removeAll()
-                        }
-                    }
-                }
-                let queue = state.withLock { s -> [(id: String, frames: [[UInt8]], deadline: Int64)] in
-                    defer { s.queue.removeAll() }
-                    return s.queue
-                }
-                for item in queue {
-                    deadlines.insert(item.id, deadline: item.deadline)
-                    // The next replica that takes it (ZMQ_IMMEDIATE: only a connected one does).
-                    var taken = false
-                    for step in 0..<replicas.count {
-                        let i = (next + step) % replicas.count
-                        if try replicas[i].dealer.send(item.frames, dontWait: true) {
-                            sent[i].insert(item.id)
-                            next = (i + 1) % replicas.count
-                            taken = true
-                            break
-                        }
-                    }
-                    if !taken { resolve(item.id, .notSent) }
-                }
-                for (i, replica) in replicas.enumerated() where ready[2 * i] {
-                    while let frames = try replica.dealer.receive(dontWait: true) {
-                        // [empty delimiter, envelope, binary?]
-                        let withBinary = frames.count == 3 && frames[0].isEmpty
-                        guard let payload = withBinary ? frames[1] : frames.last,
-                            case .object(let reply)? = try? JSONParser.parse(payload),
-                            case .string(let id)? = reply["id"]
-                        else { continue }
-                        if sent[i].remove(id) != nil { resolve(id, .reply(reply, withBinary ? frames[2] : nil)) }
-                    }
-                }
-            }
+            while !stopped.load(ordering: .acquiring) { try pump.turn(waiting: true) }
         } catch ZMQError.contextTerminated {
         } catch {
             logger.error("rpc.loop_failed", metadata: ["service": service, "error": "\(error)"])
         }
+        pump.close()
+    }
+
+    /// The pump of a client driven by a loop (`init(…drivenBy:)`): taken once, by the loop's
+    /// thread, which then runs it (see `RPCPump`); nil for a client on its own thread, or when
+    /// taken already.
+    public func takePump() -> RPCPump? {
+        pumpForLoop?.take()
+    }
+
+    /// Takes what the callers queued since the last turn (the socket side, `RPCPump`).
+    fileprivate func takeQueue() -> [(id: String, frames: [[UInt8]], deadline: Int64)] {
+        queued.store(false, ordering: .releasing)
+        return state.withLock { s in
+            var taken: [(id: String, frames: [[UInt8]], deadline: Int64)] = []
+            swap(&taken, &s.queue)
+            return taken
+        }
+    }
+
+    /// Whether calls wait to be sent: a driving loop turns the pump then.
+    fileprivate var hasQueued: Bool { queued.load(ordering: .acquiring) }
+
+    /// The calls among `deadlines`' earliest that passed `now` (removed from it, with the entries
+    /// of calls settled another way), and the next live deadline.
+    fileprivate func expire(_ deadlines: inout DeadlineHeap<String>, now: Int64) -> (expired: [String], next: Int64?) {
+        state.withLock { s -> ([String], Int64?) in
+            var expired: [String] = []
+            while let (deadline, id) = deadlines.earliest {
+                if s.pending[id] == nil {
+                    deadlines.removeEarliest()
+                } else if deadline <= now {
+                    expired.append(id)
+                    deadlines.removeEarliest()
+                } else {
+                    return (expired, deadline)
+                }
+            }
+            return (expired, nil)
+        }
+    }
+
+    /// Fails every call still waiting (the socket side has stopped).
+    fileprivate func failRemaining() {
         stopped.store(true, ordering: .releasing)
         let remaining = state.withLock { s -> [String] in Array(s.pending.keys) }
         for id in remaining { resolve(id, .disconnected) }
+    }
+
+    fileprivate func noteConnected(_ up: Bool) {
+        if up { connectedCount.add(1, ordering: .releasing) } else { connectedCount.subtract(1, ordering: .releasing) }
+    }
+
+    fileprivate func settle(_ id: String, _ outcome: Outcome) { resolve(id, outcome) }
+}
+
+/// The socket side of one `RPCClient`: its DEALERs, their connectors, which calls each replica
+/// took, and the deadlines. It runs on one thread: the client's own (`turn(waiting: true)` in a
+/// loop), or the thread of a loop that drives it (`turn(waiting: false)` whenever one of
+/// `fileDescriptors` is readable, `wantsTurn` is true or `dueMs` has come), so that a call made
+/// on that loop's thread is sent and answered there, with no handoff to a client thread.
+public final class RPCPump {
+    private unowned let client: RPCClient
+    private let replicas: [ReplicaSocket]
+    private let poller: Poller
+    private let wakeupIndex: Int?
+    private let wakeup: Wakeup
+    /// Requests sent and not yet answered, by replica: a replica's disconnect fails its own.
+    private var sent: [Set<String>]
+    private var connected: [Bool]
+    private var next = 0  // round robin over the replicas
+    /// The deadlines of the calls taken from the queue, earliest first.
+    private var deadlines = DeadlineHeap<String>()
+    /// When the pump must turn next even if nothing arrives (Unix ms): the next deadline or
+    /// host-name lookup; nil when none is waited for.
+    public private(set) var dueMs: Int64?
+    private var closed = false
+
+    fileprivate init(client: RPCClient, replicas: [ReplicaSocket], wakeup: Wakeup, pollsWakeup: Bool) {
+        self.client = client
+        self.replicas = replicas
+        self.wakeup = wakeup
+        var items: [PollItem] = []
+        for replica in replicas { items += [.socket(replica.dealer), .socket(replica.connector.monitor)] }
+        wakeupIndex = pollsWakeup ? items.count : nil
+        poller = Poller(items + (pollsWakeup ? [.fd(wakeup.fd)] : []))
+        sent = Array(repeating: [], count: replicas.count)
+        connected = Array(repeating: false, count: replicas.count)
+    }
+
+    /// The descriptors a driving loop waits on (`ZMQ_FD` of each DEALER and monitor socket).
+    /// - Throws: `ZMQError` when one cannot be read.
+    public func fileDescriptors() throws -> [Int32] {
+        try replicas.flatMap { [try $0.dealer.fileDescriptor(), try $0.connector.monitor.fileDescriptor()] }
+    }
+
+    /// Whether calls wait to be sent.
+    public var wantsTurn: Bool { client.hasQueued }
+
+    /// One turn: expires deadlines, takes connection changes, sends what the callers queued and
+    /// reads every reply waiting. With `waiting`, first waits (up to the next deadline or lookup,
+    /// at most 1 s) for something to do.
+    /// - Throws: `ZMQError` (`.contextTerminated` when the context shut down).
+    public func turn(waiting: Bool) throws {
+        let now = Timestamp.nowMs()
+        let (expired, nearest) = client.expire(&deadlines, now: now)
+        for id in expired {
+            for i in sent.indices { sent[i].remove(id) }
+            client.settle(id, .timedOut)
+        }
+        var lookupDue: Int64? = nil
+        for replica in replicas {
+            if let due = replica.connector.service(nowMs: now) { lookupDue = min(lookupDue ?? due, due) }
+        }
+        let waitMs = Int(max(1, min(nearest.map { $0 - now } ?? 1_000, lookupDue ?? 1_000, 1_000)))
+        dueMs = [nearest, lookupDue.map { now + $0 }].compactMap { $0 }.min()
+        let ready = try poller.poll(timeoutMs: waiting ? waitMs : 0)
+        if let wakeupIndex, ready[wakeupIndex] { wakeup.drain() }
+        // Connection changes first, so a request is not offered to a replica just lost. A
+        // driven pump reads every monitor each turn: its descriptors only say "look".
+        for (i, replica) in replicas.enumerated() where ready[2 * i + 1] || !waiting {
+            for code in try replica.connector.receiveEvents() {
+                if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
+                    if !connected[i] { client.noteConnected(true) }
+                    connected[i] = true
+                } else if code == ZMQ_EVENT_DISCONNECTED {
+                    if connected[i] { client.noteConnected(false) }
+                    connected[i] = false
+                    // Requests already sent on that connection will never be answered.
+                    for id in sent[i] { client.settle(id, .disconnected) }
+                    sent[i].removeAll()
+                }
+            }
+        }
+        for item in client.takeQueue() {
+            deadlines.insert(item.id, deadline: item.deadline)
+            if dueMs.map({ item.deadline < $0 }) ?? true { dueMs = item.deadline }
+            // The next replica that takes it (ZMQ_IMMEDIATE: only a connected one does).
+            var taken = false
+            for step in 0..<replicas.count {
+                let i = (next + step) % replicas.count
+                if try replicas[i].dealer.send(item.frames, dontWait: true) {
+                    sent[i].insert(item.id)
+                    next = (i + 1) % replicas.count
+                    taken = true
+                    break
+                }
+            }
+            if !taken { client.settle(item.id, .notSent) }
+        }
+        // A driven pump reads every DEALER: a send may have taken the signal of a reply that
+        // arrived meanwhile, and its descriptor would not fire for it again.
+        for (i, replica) in replicas.enumerated() where ready[2 * i] || !waiting {
+            while let frames = try replica.dealer.receive(dontWait: true) {
+                // [empty delimiter, envelope, binary?]
+                let withBinary = frames.count == 3 && frames[0].isEmpty
+                guard let payload = withBinary ? frames[1] : frames.last,
+                    case .object(let reply)? = try? JSONParser.parse(payload),
+                    case .string(let id)? = reply["id"]
+                else { continue }
+                if sent[i].remove(id) != nil { client.settle(id, .reply(reply, withBinary ? frames[2] : nil)) }
+            }
+        }
+    }
+
+    /// Fails the calls still waiting and closes the sockets; idempotent.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        client.failRemaining()
         for replica in replicas {
             replica.dealer.close()
             replica.connector.close()
@@ -322,13 +442,16 @@ private struct ReplicaSocket {
     let connector: PeerConnector
 }
 
-/// Moves the client's sockets to their thread.
-private final class ClientSockets: @unchecked Sendable {
-    // @unchecked: written before the thread starts, taken once by it, never shared.
-    private var sockets: [ReplicaSocket]?
-    init(_ sockets: [ReplicaSocket]) { self.sockets = sockets }
-    func take() -> [ReplicaSocket] {
-        defer { sockets = nil }
-        return sockets!
+/// Hands a client's pump to the thread that runs it.
+final class PumpBox: @unchecked Sendable {
+    // @unchecked: written once before the pump runs, taken once by the thread that runs it.
+    private let lock = NSLock()
+    private var pump: RPCPump?
+    func put(_ pump: RPCPump) { lock.withLock { self.pump = pump } }
+    func take() -> RPCPump? {
+        lock.withLock {
+            defer { pump = nil }
+            return pump
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// A write lost a race with a concurrent transaction (e.g. another replica took the same
@@ -96,7 +97,8 @@ extension Transaction: Sendable {}
 /// A service's database, on SQLite or PostgreSQL (`DatabaseLocation`): one writer connection
 /// on its own serial queue and a few reader connections on theirs (SQLite's WAL, PostgreSQL's
 /// MVCC let them read while the writer writes). Blocking engine calls never run on Swift's
-/// cooperative thread pool.
+/// cooperative thread pool. On SQLite, a read made on a loop thread (`LoopExecutor`: the
+/// service host's socket thread, where handlers run) runs inline on one more connection.
 ///
 /// Writes are group-committed: writes that queue up while a transaction runs are applied
 /// together in the next one, each in its own savepoint, so under load many small writes cost
@@ -112,6 +114,9 @@ public final class Database: @unchecked Sendable {
     private let writer: DatabaseConnection
     private let writeQueue: DispatchQueue
     private let readers: [(DatabaseConnection, DispatchQueue)]
+    /// SQLite only: the read connection of a loop thread (`LoopExecutor`, a service host's socket
+    /// thread), where a read runs inline instead of hopping to a reader queue and back.
+    private let loopReader: (connection: DatabaseConnection, lock: NSLock)?
     /// The engine under this database.
     public let engine: StorageEngine
     private let nextReader = Atomic<Int>(0)
@@ -182,6 +187,7 @@ public final class Database: @unchecked Sendable {
             rs.append((try location.connect(), DispatchQueue(label: "db.reader.\(i)")))
         }
         self.readers = rs
+        loopReader = engine == .sqlite ? (try location.connect(), NSLock()) : nil
         self.producer = producer
     }
 
@@ -370,8 +376,14 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` with a read connection on that connection's queue (no transaction is opened;
     /// open one with `BEGIN`/`COMMIT` for a consistent multi-statement read).
     public func read<T: Sendable>(_ body: @escaping @Sendable (DatabaseConnection) throws -> T) async throws -> T {
-        let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
         let deadline = RequestDeadline.current
+        // On SQLite, a read made on a loop thread runs there: a read of the local file costs
+        // less than the two thread handoffs of the queue (and under WAL it never waits for the
+        // writer). On PostgreSQL every read is a network round trip and keeps its queue.
+        if loopReader != nil, LoopExecutor.isOnLoopThread, let result = try readInline(body, deadline: deadline) {
+            return result
+        }
+        let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
         return try await withCheckedThrowingContinuation { continuation in
             readers[index].1.async {
                 do {
@@ -383,6 +395,14 @@ public final class Database: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Runs `body` on the loop thread's connection, nil when another thread holds it.
+    private func readInline<T>(_ body: (DatabaseConnection) throws -> T, deadline: Int64?) throws -> T? {
+        guard let loopReader, loopReader.lock.try() else { return nil }
+        defer { loopReader.lock.unlock() }
+        try loopReader.connection.bound(by: deadline)
+        return try body(loopReader.connection)
     }
 
     /// The newest outbox sequence number (0 when empty), read synchronously on the writer queue.

@@ -61,6 +61,17 @@ public final class ZMQSocket {
         return h
     }
 
+    /// The socket's `ZMQ_FD`: readable when the socket may have something to do (a message, a
+    /// command). Edge-like: after it fires, the socket must be read (or its `ZMQ_EVENTS` asked)
+    /// until nothing is left before it fires again (zmq_getsockopt(3)).
+    /// - Throws: `ZMQError` when the option cannot be read.
+    public func fileDescriptor() throws -> Int32 {
+        var fd: Int32 = -1
+        var size = MemoryLayout<Int32>.size
+        if zmq_getsockopt(raw, ZMQ_FD, &fd, &size) != 0 { throw ZMQError.current("zmq_getsockopt ZMQ_FD") }
+        return fd
+    }
+
     // MARK: Options
 
     /// Sets an integer option (`zmq_setsockopt` with an `int`).
