@@ -87,13 +87,19 @@ enum GatewayApp {
                     maxResponseBufferBytes: config.responseBufferBytes,
                     maxResponseBufferBytesPerPeer: config.responseBufferPerAddressBytes),
                 logger: logger,
-                bodyLimit: { method, path, headers in router.maxBodyBytes(method: method, rawPath: path, headers: headers) },
                 onServerAnswer: { status in
                     metrics.recordRequest(route: "unmatched", method: "other", status: status, seconds: 0)
                 },
                 unknownMethod: { method, path in dispatcher.unrouted(method: method, rawPath: path) },
                 authorizeUpload: { headers in await dispatcher.authorizeUpload(headers) },
                 loop: (loopExecutor, loopWakeup),
+                // Matched once, when the head arrives: the body limit comes from the route, and
+                // the match goes with the request to the dispatcher.
+                route: { method, path, headers in
+                    let match = router.match(method: method, rawPath: path)
+                    if case .found(let route, _) = match { return (route.maxBodyBytes?(headers), match) }
+                    return (nil, match)
+                },
                 handler: { request in await dispatcher.handle(request) })
             server.drive([backends.auth.client, backends.profile.client, backends.notification.client])
             gauges.withLock { $0 = (hub, server, live) }
@@ -216,7 +222,7 @@ struct Dispatcher: Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         var label = "unmatched"
         var response: HTTPResponse
-        switch router.match(method: http.method, rawPath: http.path) {
+        switch (http.routed as? Router.Match) ?? router.match(method: http.method, rawPath: http.path) {
         case .malformed where http.method == "OPTIONS" && http.path == "*":
             response = serverOptions()
         case .malformed(let message):
@@ -233,7 +239,9 @@ struct Dispatcher: Sendable {
                 response = try await RequestTrace.$id.withValue(trace) {
                     let session = route.authenticated ? try await authenticator.authenticate(http) : nil
                     // 415 / 400 for any route given a body, except an upload's; a route that
-                    // takes no body refuses every member, as others refuse unknown ones.
+                    // takes no body refuses every member, as others refuse unknown ones. The
+                    // parsed body goes to the handler (`Request.body()`), not parsed again.
+                    var parsed: JSONBody? = nil
                     if !http.body.isEmpty && !route.rawBody {
                         let body: JSONBody
                         do {
@@ -247,11 +255,13 @@ struct Dispatcher: Sendable {
                             throw problem
                         }
                         if !route.takesJSON { try body.allowOnly([]) }
+                        parsed = body
                     }
                     return try await route.handler(
                         Request(
                             http: http, parameters: Parameters(values: params), query: query, session: session,
-                            clientAddress: clientAddress.resolve(http), trace: trace, route: route.template, baseLogger: logger))
+                            clientAddress: clientAddress.resolve(http), trace: trace, route: route.template, baseLogger: logger,
+                            parsedBody: parsed))
                 }
             } catch let problem as Problem {
                 response = problem.response

@@ -130,7 +130,9 @@ extension Connection {
         isHead = method == "HEAD"
         target = Self.originForm(target)
         let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
-        bodyLimit = loop?.server.bodyLimit(method, path, HTTPHeaders(fields: headers)) ?? limits.maxBodyBytes
+        let route = loop?.server.route(method, path, HTTPHeaders(fields: headers))
+        bodyLimit = route?.bodyLimit ?? limits.maxBodyBytes
+        routed = route?.routed
         // Whether the body may come in at all: the admission policy decides from the head.
         let admission = loop?.admission ?? AdmissionPolicy(limits)
         let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? p.content_length : nil
@@ -212,7 +214,8 @@ extension Connection {
         }
         let request = HTTPRequest(
             method: method, path: path, rawQuery: query, headers: HTTPHeaders(fields: headers), body: body,
-            peerAddress: peer)
+            peerAddress: peer, routed: routed)
+        routed = nil
         target = []
         headers = []
         body = []

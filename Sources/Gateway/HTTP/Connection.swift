@@ -84,6 +84,8 @@ final class Connection {
     var headerBytes = 0
     var body: [UInt8] = []
     var bodyLimit = 0
+    /// What the server's route lookup made of this request's head (`HTTPRequest.routed`).
+    var routed: (any Sendable)?
     var isHead = false
     /// Scanning the header section for line folding (see `headHasFolding`).
     var scanningHead = true

@@ -103,6 +103,9 @@ final class HTTPServer: Service {
     let handler: @Sendable (HTTPRequest) async -> HTTPResponse
     /// The body limit of a request (method, raw path, its headers), or nil for the default.
     let bodyLimit: @Sendable (String, String, HTTPHeaders) -> Int?
+    /// The route of a request head (method, raw path, headers): its body limit (nil for the
+    /// default) and what the handler gets as `HTTPRequest.routed`, so the route is matched once.
+    let route: @Sendable (String, String, HTTPHeaders) -> (bodyLimit: Int?, routed: (any Sendable)?)
     /// Told when the server answered by itself (status), for metrics.
     let onServerAnswer: @Sendable (Int) -> Void
     /// The answer to a well-formed request line whose method http-parser does not know (the
@@ -144,12 +147,14 @@ final class HTTPServer: Service {
         unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
         authorizeUpload: @escaping @Sendable (HTTPHeaders) async -> HTTPResponse? = { _ in nil },
         loop: (executor: LoopExecutor, wakeup: Wakeup)? = nil,
+        route: (@Sendable (String, String, HTTPHeaders) -> (bodyLimit: Int?, routed: (any Sendable)?))? = nil,
         handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
     ) {
         self.configuration = configuration
         self.largeBodies = Mutex(UploadBudget(configuration))
         self.logger = logger
         self.bodyLimit = bodyLimit
+        self.route = route ?? { method, path, headers in (bodyLimit(method, path, headers), nil) }
         self.onServerAnswer = onServerAnswer
         self.unknownMethod = unknownMethod
         self.authorizeUpload = authorizeUpload

@@ -22,6 +22,9 @@ struct HTTPRequest: Sendable {
     var body: [UInt8]
     /// The TCP peer's address (the client, or the proxy in front of it).
     var peerAddress: String
+    /// What the server's route lookup found for this request's head (`HTTPServer.route`; the
+    /// gateway's `Router.Match`), so the handler does not match it again; nil when none ran.
+    var routed: (any Sendable)? = nil
 
     /// A header's first value by lower-case name.
     func header(_ name: String) -> String? { headers[name] }

@@ -3,7 +3,7 @@ import Shared
 /// A request body parsed as a JSON object, with typed accessors that name the offending member
 /// in every error: the gateway's syntax check (shape, types, ranges of the envelope); what a
 /// value means is checked by the service that owns it.
-struct JSONBody {
+struct JSONBody: Sendable {
     let object: JSONObject
 
     /// Parses the body; an empty body is `{}`.

@@ -16,6 +16,8 @@ struct Request: Sendable {
     var route: String
     /// The gateway's logger, without this request's metadata.
     let baseLogger: Logger
+    /// The body as the dispatcher parsed it to check it (nil: not parsed), so it is parsed once.
+    var parsedBody: JSONBody? = nil
 
     /// The gateway's logger with this request's id (`request.id`, also the trace of its
     /// service calls) and route (built when asked for: most requests log nothing).
@@ -29,8 +31,9 @@ struct Request: Sendable {
         }
     }
 
-    /// The JSON body. - Throws: `Problem` 415 / 400 `malformed_json`.
-    func body() throws -> JSONBody { try JSONBody(http) }
+    /// The JSON body (parsed once: the dispatcher's parse when it made one).
+    /// - Throws: `Problem` 415 / 400 `malformed_json`.
+    func body() throws -> JSONBody { try parsedBody ?? JSONBody(http) }
 
     /// `?limit=N&cursor=C`: limit 1...100 (default 20), cursor opaque.
     /// - Throws: `Problem` 400 `invalid_field` naming `limit` or `cursor`.

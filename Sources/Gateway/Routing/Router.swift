@@ -29,7 +29,7 @@ struct Router: Sendable {
         var handler: @Sendable (Request) async throws -> HTTPResponse
     }
 
-    enum Match {
+    enum Match: Sendable {
         case found(Route, [String: String])
         /// The path exists with other methods (for `Allow`, RFC 9110 §15.5.6).
         case methodNotAllowed([String])

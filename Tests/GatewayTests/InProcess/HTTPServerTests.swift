@@ -206,3 +206,32 @@ import Testing
         #expect(response?.json["threads"] as? String == "true|true")
     }
 }
+
+/// The route is looked up once per request, when its head arrives: what the lookup found goes
+/// with the request to the handler (`HTTPRequest.routed`), and its body limit applies.
+@Suite struct HTTPServerRouteOnceTests {
+    @Test func theLookupRunsOncePerRequestAndItsResultReachesTheHandler() throws {
+        let lookups = Locked<[String]>([])
+        let server = HTTPServer(
+            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0),
+            logger: Logger(service: "test", minimum: .error),
+            route: { method, path, _ in
+                lookups.withLock { $0.append("\(method) \(path)") }
+                return (path == "/small" ? 4 : nil, "looked up \(path)")
+            }
+        ) { request in
+            let body = #"{"routed":"\#(request.routed as? String ?? "none")"}"#
+            return .json(status: 200, bytes: Array(body.utf8))
+        }
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 10)
+        try c.send(
+            "GET /a?x=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                + "POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nConnection: close\r\n\r\n12345")
+        let responses = RawResponse.parseAll(c.readToEnd())
+        #expect(responses.first?.json["routed"] as? String == "looked up /a")
+        #expect(responses.count == 2 && responses.last?.status == 413)  // the lookup's limit, 4 bytes
+        #expect(lookups.withLock { $0 } == ["GET /a", "POST /small"])
+    }
+}
