@@ -154,9 +154,9 @@ final class EventLoop: @unchecked Sendable {
     /// Turns one pump; a pump whose context is gone fails its calls (the process is stopping).
     func turn(_ pump: RPCPump) {
         do { try pump.turn(waiting: false) } catch {
-            if case ZMQError.contextTerminated = error {} else {
-                server.logger.error("rpc.loop_failed", metadata: ["error": "\(error)"])
-            }
+            let stopping: Bool
+            if case ZMQError.contextTerminated = error { stopping = true } else { stopping = false }
+            if !stopping { server.logger.error("rpc.loop_failed", metadata: ["error": "\(error)"]) }
             pump.close()
         }
     }

@@ -218,11 +218,11 @@ import Testing
             route: { method, path, _ in
                 lookups.withLock { $0.append("\(method) \(path)") }
                 return (path == "/small" ? 4 : nil, "looked up \(path)")
-            }
-        ) { request in
-            let body = #"{"routed":"\#(request.routed as? String ?? "none")"}"#
-            return .json(status: 200, bytes: Array(body.utf8))
-        }
+            },
+            handler: { request in
+                let body = #"{"routed":"\#(request.routed as? String ?? "none")"}"#
+                return .json(status: 200, bytes: Array(body.utf8))
+            })
         let port = try server.start()
         defer { server.shutdownGracefully() }
         let c = try RawConnection(port: port, timeoutSeconds: 10)
