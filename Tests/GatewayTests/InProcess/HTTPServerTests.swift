@@ -235,3 +235,46 @@ import Testing
         #expect(lookups.withLock { $0 } == ["GET /a", "POST /small"])
     }
 }
+
+/// The loop drives the RPC clients given to it (`RPCPump`): a handler's call is sent and its
+/// reply read on the loop thread; a driven client has no thread of its own, so without the loop
+/// the call would never leave.
+@Suite struct HTTPServerDrivenClientTests {
+    @Test func aHandlersCallIsSentAndAnsweredOnTheLoopThread() async throws {
+        let context = ZMQContext()
+        let logger = Logger(service: "test", minimum: .error)
+        let host = ServiceHost(
+            name: "profile", context: context, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*",
+            database: nil, logger: logger)
+        host.on(Profile.Header.self) { request, _ in
+            .init(user: PublicUser(id: "u1", username: request.username, name: "", bio: "", profilePhotoURL: nil), postCount: 7)
+        }
+        try host.start()
+        defer { host.stop() }
+        let wakeup = Wakeup()
+        let executor = LoopExecutor(wakeup: wakeup)
+        let client = try RPCClient(
+            service: "profile", endpoint: host.boundEndpoints.withLock { $0.rpc }, context: context, logger: logger,
+            drivenBy: executor, wakeup: wakeup)
+        let server = HTTPServer(
+            configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0), logger: logger,
+            loop: (executor, wakeup),
+            handler: { _ in
+                let before = executor.isLoopThread
+                let reply = try? await client.call(Profile.Header.self, .init(username: "alice"), timeoutMs: 10_000)
+                let body = #"{"count":\#(reply?.postCount ?? -1),"onLoop":"\#(before)|\#(executor.isLoopThread)"}"#
+                return .json(status: 200, bytes: Array(body.utf8))
+            })
+        server.drive([client])
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        // The client connects in the background, and only while the loop turns its pump.
+        for _ in 0..<500 where !client.isConnected { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(client.isConnected)
+        let c = try RawConnection(port: port, timeoutSeconds: 10)
+        try c.send("GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        let answer = RawResponse.parseAll(c.readToEnd()).first
+        #expect(answer?.json["count"] as? Int == 7)
+        #expect(answer?.json["onLoop"] as? String == "true|true")
+    }
+}
