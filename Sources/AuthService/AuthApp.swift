@@ -39,6 +39,10 @@ struct AuthApp: ServiceApp {
         imports = ImportHandlers(
             accounts: accountStore, sessions: sessionStore, allowSessions: configuration.allowImportSessions,
             sessionTTLMs: sessionTTLMs, clock: clock)
+        if configuration.allowImportSessions {
+            // A load-test setting: anyone who reaches the ROUTER can mint sessions. Said at start.
+            logger.warning("auth.import_sessions_allowed", metadata: ["setting": "AUTH_ALLOW_IMPORT_SESSIONS"])
+        }
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
     }
