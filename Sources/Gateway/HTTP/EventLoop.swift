@@ -96,6 +96,8 @@ final class EventLoop: @unchecked Sendable {
                     acceptAll()
                 } else if id == 1 {
                     server.drainWake()
+                    // Also what a pump's host-name lookup signals when it has an answer.
+                    for k in pumpFired.indices { pumpFired[k] = true }
                 } else if let c = connections[id] {
                     handle(c, flags: flags)
                 }
