@@ -387,6 +387,43 @@ struct HostExecutorTests {
     }
 }
 
+/// A task whose loop stopped while it waited still finishes (on Dispatch's queue): it must not
+/// wait forever holding what it captured (a host, its ZeroMQ context).
+struct LoopExecutorStopTests {
+    @Test func aTaskResumedAfterTheLoopStoppedStillFinishes() async throws {
+        let wakeup = Wakeup()
+        let executor = LoopExecutor(wakeup: wakeup)
+        let stop = Atomic<Bool>(false)
+        let ended = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let held = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let thread = Thread {
+            executor.bind()
+            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
+            while !stop.load(ordering: .acquiring) {
+                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
+                wakeup.drain()
+                executor.runPending()
+            }
+            executor.stop()
+            ended.withLock { $0?.resume() }
+        }
+        // The task waits on `held`, set once it runs on the loop.
+        let task = Task(executorPreference: executor) { () -> Bool in
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in held.withLock { $0 = c } }
+            return executor.isLoopThread
+        }
+        thread.start()
+        while held.withLock({ $0 == nil }) { await Task.yield() }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            ended.withLock { $0 = c }
+            stop.store(true, ordering: .releasing)
+            wakeup.signal()
+        }
+        held.withLock { $0!.resume() }
+        #expect(await task.value == false)  // finished, off the stopped loop
+    }
+}
+
 /// Where a read runs: on SQLite, a read made on a loop thread runs there (no hop to a reader
 /// queue and back); on PostgreSQL, and off loop threads, on the reader queues. Both engines.
 struct LoopReadTests {

@@ -123,6 +123,7 @@ final class EventLoop: @unchecked Sendable {
         }
         for c in Array(connections.values) { closeNow(c) }
         for pump in pumps { pump.close() }
+        server.executor.stop()
         if listenFD >= 0 { close(listenFD) }
         close(reserveFD)
         close(epfd)
@@ -133,7 +134,9 @@ final class EventLoop: @unchecked Sendable {
     /// How long epoll may wait: not at all while jobs wait, else until the earliest RPC deadline
     /// or host-name lookup of a driven pump, at most 250 ms (the sweep's own tick).
     func waitMs() -> Int32 {
-        if server.executor.hasPending { return 0 }
+        // A message the loop posted to itself after it took its mailbox (a stream attached
+        // during delivery) is taken at once.
+        if server.executor.hasPending || server.hasMessages { return 0 }
         guard let due = pumps.compactMap(\.dueMs).min() else { return 250 }
         return Int32(max(0, min(250, due - now)))
     }

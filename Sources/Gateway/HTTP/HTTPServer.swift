@@ -232,6 +232,9 @@ final class HTTPServer: Service {
         if !executor.isLoopThread { wake.signal() }
     }
 
+    /// Whether messages wait in the mailbox.
+    var hasMessages: Bool { mailbox.withLock { !$0.isEmpty } }
+
     func takeMessages() -> [Message] {
         mailbox.withLock { m in
             defer { m.removeAll() }

@@ -21,9 +21,11 @@ public final class LoopExecutor: TaskExecutor, @unchecked Sendable {
     private let wakeup: Wakeup
     /// `pthread_self()` of the loop thread, as an integer (0 until `bind()`).
     private let owner = Atomic<UInt>(0)
-    /// Most jobs run in one `runPending()`: a job that keeps enqueueing another cannot starve
-    /// the loop's sockets.
+    /// Jobs one `runPending()` starts no new batch after (it finishes the batch it took): a job
+    /// that keeps enqueueing another cannot starve the loop's sockets.
     public let maxJobsPerTurn = 1_024
+    /// Set by `stop()`: the loop runs no more turns, and jobs run on Dispatch's global queue.
+    private let stopped = Atomic<Bool>(false)
 
     /// - Parameter wakeup: the loop's wakeup, signalled when a job arrives from another thread.
     public init(wakeup: Wakeup) {
@@ -57,8 +59,32 @@ public final class LoopExecutor: TaskExecutor, @unchecked Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        jobs.withLock { $0.append(unowned) }
-        if !isLoopThread { wakeup.signal() }
+        let running = jobs.withLock { queue -> Bool in
+            if stopped.load(ordering: .acquiring) { return false }
+            queue.append(unowned)
+            return true
+        }
+        if !running {
+            // The loop is gone: the task still finishes (and frees what it holds), elsewhere.
+            DispatchQueue.global().async { unowned.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        } else if !isLoopThread {
+            wakeup.signal()
+        }
+    }
+
+    /// Called by the loop thread when its loop ends: the jobs still waiting, and every job
+    /// enqueued from now on, run on Dispatch's global queue, so that a task resumed after the
+    /// loop stopped (a reply failed at shutdown) still finishes instead of waiting forever.
+    public func stop() {
+        let left = jobs.withLock { queue -> [UnownedJob] in
+            stopped.store(true, ordering: .releasing)
+            var taken: [UnownedJob] = []
+            swap(&taken, &queue)
+            return taken
+        }
+        for job in left {
+            DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
     }
 
     /// Runs the jobs waiting now and those they enqueue, up to `maxJobsPerTurn`; loop thread only.

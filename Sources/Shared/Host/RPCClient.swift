@@ -235,9 +235,17 @@ public final class RPCClient: Sendable {
     private func send(id: String, frames: [[UInt8]], deadline: Int64) async -> Outcome {
         if stopped.load(ordering: .acquiring) { return .notSent }
         return await withCheckedContinuation { continuation in
-            state.withLock {
-                $0.pending[id] = Pending(continuation: continuation, deadline: deadline)
-                $0.queue.append((id, frames, deadline))
+            // Checked again under the lock `failRemaining` stops under: a call either is failed
+            // there or is refused here, never left waiting.
+            let accepted = state.withLock { s -> Bool in
+                if stopped.load(ordering: .acquiring) { return false }
+                s.pending[id] = Pending(continuation: continuation, deadline: deadline)
+                s.queue.append((id, frames, deadline))
+                return true
+            }
+            guard accepted else {
+                continuation.resume(returning: .notSent)
+                return
             }
             queued.store(true, ordering: .releasing)
             // On the driving loop's thread, the loop turns the pump once this job is done.
@@ -303,8 +311,10 @@ public final class RPCClient: Sendable {
 
     /// Fails every call still waiting (the socket side has stopped).
     fileprivate func failRemaining() {
-        stopped.store(true, ordering: .releasing)
-        let remaining = state.withLock { s -> [String] in Array(s.pending.keys) }
+        let remaining = state.withLock { s -> [String] in
+            stopped.store(true, ordering: .releasing)
+            return Array(s.pending.keys)
+        }
         for id in remaining { resolve(id, .disconnected) }
     }
 

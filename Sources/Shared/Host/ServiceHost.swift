@@ -304,6 +304,7 @@ public final class ServiceHost: Service {
         }
         router.close()
         pub.close()
+        executor.stop()
         logger.info("host.stopped")
         let c = finished.withLock { slot -> CheckedContinuation<Void, Never>? in
             done.store(true, ordering: .releasing)
