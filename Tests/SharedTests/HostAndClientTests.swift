@@ -358,23 +358,10 @@ struct HostExecutorTests {
     }
 
     @Test func aJobEnqueuedFromAnotherThreadWakesTheLoopAndRunsOnIt() async throws {
-        let wakeup = Wakeup()
-        let executor = LoopExecutor(wakeup: wakeup)
-        let stop = Atomic<Bool>(false)
-        let thread = Thread {
-            executor.bind()
-            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
-            while !stop.load(ordering: .acquiring) {
-                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
-                wakeup.drain()
-                executor.runPending()
-            }
-        }
-        thread.start()
-        defer {
-            stop.store(true, ordering: .releasing)
-            wakeup.signal()
-        }
+        let loop = TestLoop()
+        let executor = loop.executor
+        loop.start()
+        defer { loop.stopSoon() }
         let onLoop = await Task(executorPreference: executor) { () -> [Bool] in
             let first = executor.isLoopThread
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
@@ -391,34 +378,17 @@ struct HostExecutorTests {
 /// wait forever holding what it captured (a host, its ZeroMQ context).
 struct LoopExecutorStopTests {
     @Test func aTaskResumedAfterTheLoopStoppedStillFinishes() async throws {
-        let wakeup = Wakeup()
-        let executor = LoopExecutor(wakeup: wakeup)
-        let stop = Atomic<Bool>(false)
-        let ended = Locked<CheckedContinuation<Void, Never>?>(nil)
+        let loop = TestLoop()
+        let executor = loop.executor
         let held = Locked<CheckedContinuation<Void, Never>?>(nil)
-        let thread = Thread {
-            executor.bind()
-            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
-            while !stop.load(ordering: .acquiring) {
-                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
-                wakeup.drain()
-                executor.runPending()
-            }
-            executor.stop()
-            ended.withLock { $0?.resume() }
-        }
         // The task waits on `held`, set once it runs on the loop.
         let task = Task(executorPreference: executor) { () -> Bool in
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in held.withLock { $0 = c } }
             return executor.isLoopThread
         }
-        thread.start()
+        loop.start()
         while held.withLock({ $0 == nil }) { await Task.yield() }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            ended.withLock { $0 = c }
-            stop.store(true, ordering: .releasing)
-            wakeup.signal()
-        }
+        await loop.stop()
         held.withLock { $0!.resume() }
         #expect(await task.value == false)  // finished, off the stopped loop
     }
@@ -431,23 +401,10 @@ struct LoopReadTests {
         let database = try Database(
             location: try TestStorage.location(NSTemporaryDirectory(), "loopread-\(RandomID.make())"), producer: nil,
             migrations: [Migration("t", "CREATE TABLE t(v INTEGER)")])
-        let wakeup = Wakeup()
-        let executor = LoopExecutor(wakeup: wakeup)
-        let stop = Atomic<Bool>(false)
-        let thread = Thread {
-            executor.bind()
-            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
-            while !stop.load(ordering: .acquiring) {
-                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
-                wakeup.drain()
-                executor.runPending()
-            }
-        }
-        thread.start()
-        defer {
-            stop.store(true, ordering: .releasing)
-            wakeup.signal()
-        }
+        let loop = TestLoop()
+        let executor = loop.executor
+        loop.start()
+        defer { loop.stopSoon() }
         let onLoop = await Task(executorPreference: executor) { () -> Bool? in
             try? await database.read { c in
                 _ = try c.scalar("SELECT COUNT(*) FROM t")
@@ -457,5 +414,53 @@ struct LoopReadTests {
         #expect(onLoop == (database.engine == .sqlite))
         let offLoop = try await database.read { _ in LoopExecutor.isOnLoopThread }
         #expect(offLoop == false)
+    }
+}
+
+/// A minimal event loop for tests: one thread that polls a wakeup and runs a `LoopExecutor`'s
+/// jobs until stopped, then stops the executor, as a host's socket thread does.
+final class TestLoop: Sendable {
+    let wakeup = Wakeup()
+    let executor: LoopExecutor
+    private let stopping = Atomic<Bool>(false)
+    /// Whether the thread has ended, and who waits for it.
+    private let end = Locked<(ended: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
+
+    init() { executor = LoopExecutor(wakeup: wakeup) }
+
+    func start() {
+        Thread { [self] in
+            executor.bind()
+            var poll = pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
+            while !stopping.load(ordering: .acquiring) {
+                _ = Glibc.poll(&poll, 1, executor.hasPending ? 0 : 1_000)
+                wakeup.drain()
+                executor.runPending()
+            }
+            executor.stop()
+            let waiter = end.withLock { e -> CheckedContinuation<Void, Never>? in
+                e.ended = true
+                return e.waiter
+            }
+            waiter?.resume()
+        }.start()
+    }
+
+    /// Asks the loop to stop, without waiting.
+    func stopSoon() {
+        stopping.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    /// Stops the loop and returns once its thread has ended.
+    func stop() async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ended = end.withLock { e -> Bool in
+                if !e.ended { e.waiter = c }
+                return e.ended
+            }
+            if ended { c.resume() }
+            stopSoon()
+        }
     }
 }
