@@ -5,12 +5,14 @@
 import CHTTPParser
 
 extension EventLoop {
-    /// Checks an upload's credentials off the loop; the answer comes back as `.authorized`.
+    /// Checks an upload's credentials as a task on the loop's executor (its call to AuthService
+    /// goes through the loop's own client, and nothing waits for a pool thread); the answer
+    /// comes back as `.authorized`.
     func authorize(_ c: Connection, _ declared: Int) {
         let server = self.server
         let id = c.id
         let headers = HTTPHeaders(fields: c.headers)
-        Task { server.post(.authorized(id, await server.authorizeUpload(headers))) }
+        Task(executorPreference: server.executor) { server.post(.authorized(id, await server.authorizeUpload(headers))) }
     }
 
     /// An upload's credentials were checked: refuse it, or take its share of the budget and

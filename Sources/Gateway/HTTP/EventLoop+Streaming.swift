@@ -32,8 +32,8 @@ extension EventLoop {
             return
         }
         let left = remaining - bytes.count
-        c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
         c.lastActivityMs = now
+        c.phase = left == 0 ? .writing(thenClose: !c.keepAlive) : .sourcing(source, remaining: left)
         if bytes.count > c.heldBytes { hold(c, bytes.count - c.heldBytes) }
         if let head = c.pendingHead {
             c.pendingHead = nil
@@ -46,14 +46,14 @@ extension EventLoop {
         flush(c)
     }
 
-    /// Asks the body's source for its next chunk (one at a time per connection); its room in the
-    /// budget is already held.
+    /// Asks the body's source for its next chunk (one at a time per connection), as a task on
+    /// the loop's executor; its room in the budget is already held.
     func startChunk(_ c: Connection, _ source: BodySource) {
         guard !c.chunkPending else { return }
         c.chunkPending = true
         let server = self.server
         let id = c.id
-        Task {
+        Task(executorPreference: server.executor) {
             let bytes = try? await source.next()
             server.post(.chunk(id, bytes ?? nil))
         }
