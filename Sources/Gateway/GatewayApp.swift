@@ -25,7 +25,8 @@ enum GatewayApp {
                 return Metrics.Gauges(
                     streams: hub?.count ?? 0, connections: server?.openConnections ?? 0, channels: live?.channelCount ?? 0,
                     responseBufferBytes: server?.responseBufferBytes ?? 0,
-                    responseBufferPeakBytes: server?.responseBufferPeakBytes ?? 0)
+                    responseBufferPeakBytes: server?.responseBufferPeakBytes ?? 0,
+                    connectionChecks: server?.connectionChecks ?? 0)
             })
             // The HTTP loop's thread runs the handlers and drives the back ends' sockets, so a
             // request's calls are sent and answered on it (see `LoopExecutor`, `RPCPump`).

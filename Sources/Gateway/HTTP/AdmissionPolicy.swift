@@ -1,6 +1,6 @@
 // AdmissionPolicy: which request bodies the HTTP server lets in, decided from a request's head
 // before any of its body is read, and how fast an admitted upload must keep arriving. The parser
-// callbacks consult it once a request's headers are in; the loop's sweep, for the upload rate.
+// callbacks consult it once a request's headers are in; the loop's deadline checks, for the upload rate.
 
 /// The HTTP server's admission policy for request bodies:
 ///

@@ -28,16 +28,19 @@ final class Connection {
     weak var loop: EventLoop?
     let parser: UnsafeMutablePointer<http_parser>
     let limits: HTTPServer.Configuration
-    var phase = Phase.reading
+    /// Each change of what the connection waits for tells the loop, which moves its next look
+    /// at the connection's deadlines earlier when the new deadline comes first (see
+    /// `EventLoop.deadlinesChanged`); a later deadline waits for the look already scheduled.
+    var phase = Phase.reading { didSet { loop?.deadlinesChanged(self) } }
     var registeredEvents: UInt32 = 0
     var wantsRead = true
     var wantsWrite = false
     var lastActivityMs: Int64
-    var requestStartedMs: Int64?
+    var requestStartedMs: Int64? { didSet { loop?.deadlinesChanged(self) } }
     /// The request's headers are in and its body is arriving (timed by the gap between reads).
-    var receivingBody = false
+    var receivingBody = false { didSet { loop?.deadlinesChanged(self) } }
     /// Bytes of the large-body budget this connection's upload holds (0: none).
-    var reservedBodyBytes = 0
+    var reservedBodyBytes = 0 { didSet { loop?.deadlinesChanged(self) } }
     /// Counted in `EventLoop.connectionsByPeer` (its peer is not a shared one).
     var countedForPeer = false
     /// The client has sent at least one byte (see `firstByteTimeoutSeconds`).
@@ -47,8 +50,17 @@ final class Connection {
     var writtenTotal = 0
     var acknowledgedAtCheck = 0
     var lastDrainMs: Int64 = 0
+    /// When a stream's progress is next checked (Unix ms), and whether the last check found
+    /// nothing waiting (a stall seen after such a check is timed from when it is seen).
+    var streamCheckDueMs: Int64 = 0
+    var streamDrainedAtCheck = true
+    /// When the loop next looks at this connection's deadlines (Unix ms; `Int64.max`: nothing to
+    /// look for). A heap entry for another time is stale.
+    var checkAtMs = Int64.max
+    /// Closed and out of the loop's table.
+    var closed = false
     /// An upload's declared size while its credentials are checked (reading paused), else nil.
-    var authorizingBytes: Int?
+    var authorizingBytes: Int? { didSet { loop?.deadlinesChanged(self) } }
     /// Start (ms) and bytes received of the current upload-rate window.
     var rateWindowStartMs: Int64 = 0
     var rateWindowBytes = 0

@@ -49,6 +49,7 @@ extension EventLoop {
             c.countedForPeer = counted
             nextID += 1
             connections[c.id] = c
+            deadlinesChanged(c)
             server.connectionOpened()
             c.registeredEvents = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
             add(fd, id: c.id, events: c.registeredEvents)

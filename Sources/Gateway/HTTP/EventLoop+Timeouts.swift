@@ -1,68 +1,147 @@
-// Time on the loop: the once-a-second sweep of every connection's deadlines (first byte, request,
-// idle, upload rate, write and stream progress, the stop deadline), and the graceful stop that
-// sets that deadline.
+// Time on the loop: each connection's deadlines (first byte, request, idle, upload rate, write
+// and stream progress) in a heap of looks, so a turn touches only the connections whose next
+// deadline has come, and the graceful stop, whose deadline every connection is checked against.
 
 import CHTTPParser
 import Foundation
 
 extension EventLoop {
-    func sweep(at t: Int64) {
-        trimHeapIfWorthIt()
-        for c in Array(connections.values) {
-            switch c.phase {
-            case .reading where c.authorizingBytes != nil:
-                break  // the credentials' check has its own deadline (the RPC timeout)
-            case .reading:
-                let limit = Int64(configuration.requestTimeoutSeconds) * 1000
-                if c.reservedBodyBytes > 0, admission.minUploadBytesPerSecond > 0,
-                    t - c.rateWindowStartMs >= admission.uploadRateWindowMs
-                {
-                    // An upload must keep a minimum rate, else it gives its share of the budget back.
-                    if admission.isTooSlow(bytes: c.rateWindowBytes, elapsedMs: t - c.rateWindowStartMs) {
-                        reject(
-                            c, AdmissionPolicy.Refusal.uploadTooSlow(minBytesPerSecond: admission.minUploadBytesPerSecond).answer)
-                        continue
-                    }
-                    c.rateWindowStartMs = t
-                    c.rateWindowBytes = 0
-                }
-                if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
-                    closeNow(c)  // not a byte since it connected
-                } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
-                    reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
-                } else if c.requestStartedMs == nil
-                    && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
-                {
-                    closeNow(c)
-                } else if let deadline = stopDeadline, t >= deadline {
-                    closeNow(c)
-                }
-            case .sourcing where c.chunkPending || c.waitingForBudget:
-                c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
-            case .writing, .sourcing:
-                if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
-            case .draining(let until):
-                if t >= until { closeNow(c) }
-            case .processing:
-                if let deadline = stopDeadline, t >= deadline {
-                    c.keepAlive = false
-                    respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
-                }
-            case .streaming:
-                // Progress is what the client acknowledged (written less still queued in the
-                // kernel); none for the write timeout while bytes wait, and it ends.
-                var queued: Int32 = 0
-                if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
-                let pending = c.output.count - c.outputOffset + Int(queued)
-                let acknowledged = c.writtenTotal - Int(queued)
-                if pending == 0 || acknowledged > c.acknowledgedAtCheck {
-                    c.acknowledgedAtCheck = acknowledged
-                    c.lastDrainMs = t
-                } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
-                    abort(c)
-                }
-            }
+    /// How often an open stream's progress is checked while nothing waits for its client, at
+    /// most: `streamWriteTimeoutSeconds` when that is shorter. While bytes wait it is checked
+    /// every second, as every connection was when one sweep looked at them all.
+    static let idleStreamCheckMs: Int64 = 5_000
+
+    /// Looks at every connection whose next look is due at `t` (Unix ms), in deadline order,
+    /// and schedules each one's next.
+    func checkDue(at t: Int64) {
+        while let (due, id) = checks.earliest, due <= t {
+            checks.removeEarliest()
+            // Stale: closed, or its look was moved earlier (this entry is the later one).
+            guard let c = connections[id], c.checkAtMs == due else { continue }
+            c.checkAtMs = .max
+            check(c, at: t)
+            deadlinesChanged(c)
         }
+    }
+
+    /// While stopping: every connection, on every turn, against the stop deadline too.
+    func checkAll(at t: Int64) {
+        for c in Array(connections.values) { check(c, at: t) }
+    }
+
+    /// Moves the connection's next look earlier when what it now waits for is due before the
+    /// look already scheduled. A deadline that moved later is found at that look, which then
+    /// schedules the next: activity (a read, a write) costs no heap work.
+    func deadlinesChanged(_ c: Connection) {
+        guard !c.closed else { return }
+        let due = nextDeadlineMs(c)
+        guard due < c.checkAtMs else { return }
+        c.checkAtMs = due
+        checks.insert(c.id, deadline: due)
+    }
+
+    /// When the connection's state next needs a look (Unix ms), `Int64.max` for never: the
+    /// earliest deadline it is under now. The rules are those `check(_:at:)` applies.
+    func nextDeadlineMs(_ c: Connection) -> Int64 {
+        let request = Int64(configuration.requestTimeoutSeconds) * 1000
+        switch c.phase {
+        case .reading where c.authorizingBytes != nil:
+            return .max  // the credentials' check has its own deadline (the RPC timeout)
+        case .reading:
+            var due: Int64
+            if !c.receivedAny {
+                due = c.lastActivityMs + Int64(configuration.firstByteTimeoutSeconds) * 1000
+            } else if let started = c.requestStartedMs {
+                due = (c.receivingBody ? c.lastActivityMs : started) + request
+            } else {
+                due = c.lastActivityMs + Int64(configuration.idleTimeoutSeconds) * 1000
+            }
+            if c.reservedBodyBytes > 0, admission.minUploadBytesPerSecond > 0 {
+                due = min(due, c.rateWindowStartMs + admission.uploadRateWindowMs)
+            }
+            return due + 1  // a timeout is passed once it is exceeded
+        case .sourcing where c.chunkPending || c.waitingForBudget:
+            return .max  // waiting on the gateway's side; its chunk restarts the clock
+        case .writing, .sourcing:
+            return c.lastActivityMs + request + 1
+        case .draining(let until):
+            return until
+        case .processing:
+            return .max  // the handler's own deadlines (the RPC timeouts) end it
+        case .streaming:
+            return c.streamCheckDueMs
+        }
+    }
+
+    /// Applies the connection's deadlines at `t` (Unix ms): closes, refuses or aborts it when
+    /// one has passed.
+    func check(_ c: Connection, at t: Int64) {
+        server.countCheck()
+        switch c.phase {
+        case .reading where c.authorizingBytes != nil:
+            break
+        case .reading:
+            let limit = Int64(configuration.requestTimeoutSeconds) * 1000
+            if c.reservedBodyBytes > 0, admission.minUploadBytesPerSecond > 0,
+                t - c.rateWindowStartMs >= admission.uploadRateWindowMs
+            {
+                // An upload must keep a minimum rate, else it gives its share of the budget back.
+                if admission.isTooSlow(bytes: c.rateWindowBytes, elapsedMs: t - c.rateWindowStartMs) {
+                    reject(c, AdmissionPolicy.Refusal.uploadTooSlow(minBytesPerSecond: admission.minUploadBytesPerSecond).answer)
+                    return
+                }
+                c.rateWindowStartMs = t
+                c.rateWindowBytes = 0
+            }
+            if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
+                closeNow(c)  // not a byte since it connected
+            } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
+                reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
+            } else if c.requestStartedMs == nil
+                && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
+            {
+                closeNow(c)
+            } else if let deadline = stopDeadline, t >= deadline {
+                closeNow(c)
+            }
+        case .sourcing where c.chunkPending || c.waitingForBudget:
+            c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
+        case .writing, .sourcing:
+            if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
+        case .draining(let until):
+            if t >= until { closeNow(c) }
+        case .processing:
+            if let deadline = stopDeadline, t >= deadline {
+                c.keepAlive = false
+                respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
+            }
+        case .streaming:
+            checkStream(c, at: t)
+        }
+    }
+
+    /// A stream's progress is what its client acknowledged (written less still queued in the
+    /// kernel). While bytes wait and none are acknowledged for `streamWriteTimeoutSeconds`, it
+    /// ends. A stall first seen after a check that found nothing waiting is timed from the check
+    /// that sees it, so a stream is never ended sooner than the timeout after its bytes began to
+    /// wait (and at most `idleStreamCheckMs` later).
+    func checkStream(_ c: Connection, at t: Int64) {
+        var queued: Int32 = 0
+        if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
+        let pending = c.output.count - c.outputOffset + Int(queued)
+        let acknowledged = c.writtenTotal - Int(queued)
+        let timeout = Int64(configuration.streamWriteTimeoutSeconds) * 1000
+        if pending == 0 || acknowledged > c.acknowledgedAtCheck {
+            c.acknowledgedAtCheck = acknowledged
+            c.lastDrainMs = t
+        } else if c.streamDrainedAtCheck {
+            c.lastDrainMs = t
+        } else if t - c.lastDrainMs > timeout {
+            abort(c)
+            return
+        }
+        c.streamDrainedAtCheck = pending == 0
+        c.streamCheckDueMs = t + (pending == 0 ? min(Self.idleStreamCheckMs, timeout) : 1_000)
     }
 
     func beginStop() {

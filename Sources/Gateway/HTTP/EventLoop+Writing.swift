@@ -47,8 +47,11 @@ extension EventLoop {
         case .stream(let stream):
             c.output += serialize(response, head: false, keepAlive: false)
             c.keepAlive = false
-            c.phase = .streaming(stream)
+            // The head just written may wait for the client: its stall is timed from now.
             c.lastDrainMs = now
+            c.streamDrainedAtCheck = false
+            c.streamCheckDueMs = c.lastDrainMs + 1_000
+            c.phase = .streaming(stream)
             c.input = []
             let server = self.server
             let id = c.id

@@ -1,6 +1,6 @@
 // The HTTP server's event loop: the epoll loop thread, reading from connections, handing whole
 // requests to their handlers and taking messages back, and closing connections. Accepting is in
-// EventLoop+Accepting.swift, the sweep of timeouts and the stop in EventLoop+Timeouts.swift,
+// EventLoop+Accepting.swift, connection deadlines and the stop in EventLoop+Timeouts.swift,
 // framing in EventLoop+Framing.swift, response writing in EventLoop+Writing.swift, streaming
 // bodies in EventLoop+Streaming.swift, the response budget in EventLoop+ResponseBudget.swift and
 // the upload admission in EventLoop+Admission.swift.
@@ -41,6 +41,9 @@ final class EventLoop: @unchecked Sendable {
     /// The RPC clients' socket sides this loop drives (`HTTPServer.drive`), and the epoll id of
     /// the first (the others follow).
     var pumps: [RPCPump] = []
+    /// When each connection is next looked at for its deadlines (`Connection.checkAtMs`), by id;
+    /// entries of closed connections and moved looks are skipped as they come up.
+    var checks = DeadlineHeap<UInt64>()
     static let firstPumpID: UInt64 = 1 << 62
 
     init(server: HTTPServer, listenFD: Int32) throws {
@@ -80,7 +83,7 @@ final class EventLoop: @unchecked Sendable {
 
     func run() {
         var events = [epoll_event](repeating: epoll_event(), count: 256)
-        var nextSweep = now + 1_000
+        var nextTrim = now + 1_000
         server.executor.bind()
         startPumps()
         var pumpFired = [Bool](repeating: false, count: pumps.count)
@@ -115,9 +118,11 @@ final class EventLoop: @unchecked Sendable {
             for pump in pumps where pump.wantsTurn { turn(pump) }
             for message in server.takeMessages() { deliver(message) }
             let t = now
-            if t >= nextSweep || stopDeadline != nil {
-                sweep(at: t)
-                nextSweep = t + 1_000
+            if stopDeadline != nil { checkAll(at: t) }
+            checkDue(at: t)
+            if t >= nextTrim {
+                trimHeapIfWorthIt()
+                nextTrim = t + 1_000
             }
             if let deadline = stopDeadline, connections.isEmpty || t >= deadline + 300 { break }
         }
@@ -131,13 +136,15 @@ final class EventLoop: @unchecked Sendable {
         readBuffer.deallocate()
     }
 
-    /// How long epoll may wait: not at all while jobs wait, else until the earliest RPC deadline
-    /// or host-name lookup of a driven pump, at most 250 ms (the sweep's own tick).
+    /// How long epoll may wait: not at all while jobs wait, else until the earliest connection
+    /// deadline, RPC deadline or host-name lookup of a driven pump, at most 250 ms.
     func waitMs() -> Int32 {
         // A message the loop posted to itself after it took its mailbox (a stream attached
         // during delivery) is taken at once.
         if server.executor.hasPending || server.hasMessages { return 0 }
-        guard let due = pumps.compactMap(\.dueMs).min() else { return 250 }
+        var due = checks.earliest?.deadline ?? .max
+        for pump in pumps { if let d = pump.dueMs { due = min(due, d) } }
+        guard due != .max else { return 250 }
         return Int32(max(0, min(250, due - now)))
     }
 
@@ -298,6 +305,7 @@ final class EventLoop: @unchecked Sendable {
 
     func closeNow(_ c: Connection) {
         guard connections.removeValue(forKey: c.id) != nil else { return }
+        c.closed = true
         server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)
         c.reservedBodyBytes = 0
         c.output = []

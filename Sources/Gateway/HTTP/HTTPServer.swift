@@ -132,6 +132,7 @@ final class HTTPServer: Service {
     /// RPC clients whose sockets the loop drives (see `RPCPump`), set before `start()`.
     let drivenClients = Locked<[RPCClient]>([])
     private let openCount = Atomic<Int>(0)
+    private let checkCount = Atomic<Int>(0)
     /// Response bytes held now (see `maxResponseBufferBytes`), and the most ever held at once.
     private let responseBuffered = Atomic<Int>(0)
     private let responseBufferedPeak = Atomic<Int>(0)
@@ -173,6 +174,9 @@ final class HTTPServer: Service {
 
     /// Connections open now.
     var openConnections: Int { openCount.load(ordering: .relaxed) }
+    /// Looks the loop has taken at a connection's deadlines since the start: one per deadline
+    /// that came up, not one per connection per tick (`http_connection_checks_total`).
+    var connectionChecks: Int { checkCount.load(ordering: .relaxed) }
 
     /// Bytes of responses the gateway holds now, in bytes (bodies waiting to be written).
     var responseBufferBytes: Int { responseBuffered.load(ordering: .relaxed) }
@@ -257,6 +261,7 @@ final class HTTPServer: Service {
     }
 
     func connectionOpened() { openCount.add(1, ordering: .relaxed) }
+    func countCheck() { checkCount.add(1, ordering: .relaxed) }
     func connectionClosed() { openCount.subtract(1, ordering: .relaxed) }
     var wakeDescriptor: Int32 { wake.fd }
     func drainWake() { wake.drain() }

@@ -4,7 +4,8 @@ import Shared
 /// The gateway's Prometheus metrics (text exposition format 0.0.4):
 /// `http_requests_total{route,method,status}`, `http_request_duration_seconds{route}` (histogram),
 /// `rpc_calls_total{service,type,outcome}`, `rpc_call_duration_seconds{service}` (histogram),
-/// `sse_open_streams`, `http_open_connections`, `events_delivered_total`, `events_dropped_total`,
+/// `sse_open_streams`, `http_open_connections`, `http_connection_checks_total` (looks at connections'
+/// deadlines: one per deadline that came up, not per connection per second), `events_delivered_total`, `events_dropped_total`,
 /// `events_received_total{producer}`, `stream_repairs_total{outcome}` (live notifications read
 /// from NotificationService because delivery missed them: `filled` notifications, `head_behind`
 /// channels found behind by a heads check, `failed` reads), `stream_channels` (recipients
@@ -50,6 +51,8 @@ final class Metrics: Sendable {
         /// Response bytes held now, and the most held at once.
         var responseBufferBytes = 0
         var responseBufferPeakBytes = 0
+        /// Looks at connections' deadlines since the start (`HTTPServer.connectionChecks`).
+        var connectionChecks = 0
     }
     /// Reads the gauges at render time.
     let gauges: @Sendable () -> Gauges
@@ -108,6 +111,8 @@ final class Metrics: Sendable {
         out += "sse_open_streams \(streams)\n"
         out += "# HELP http_open_connections Open client connections.\n# TYPE http_open_connections gauge\n"
         out += "http_open_connections \(connections)\n"
+        out += "# HELP http_connection_checks_total Looks at a connection's deadlines, one per deadline that came up.\n"
+        out += "# TYPE http_connection_checks_total counter\nhttp_connection_checks_total \(g.connectionChecks)\n"
         out += "# HELP http_response_buffer_bytes Response bytes the gateway holds for clients now.\n"
         out += "# TYPE http_response_buffer_bytes gauge\nhttp_response_buffer_bytes \(g.responseBufferBytes)\n"
         out += "# HELP http_response_buffer_peak_bytes The most response bytes the gateway has held at once.\n"

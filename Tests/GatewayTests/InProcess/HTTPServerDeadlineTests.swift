@@ -1,0 +1,73 @@
+import Foundation
+import Shared
+import Testing
+
+@testable import Gateway
+
+/// The loop's connection deadlines (`EventLoop+Timeouts.swift`): each connection is looked at
+/// when its next deadline comes, not on every tick, and a state whose deadline comes sooner
+/// than the look already scheduled moves that look earlier.
+@Suite struct HTTPServerDeadlineTests {
+    private func server(_ configure: (inout HTTPServer.Configuration) -> Void = { _ in }) throws -> (HTTPServer, Int) {
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configure(&configuration)
+        let server = HTTPServer(
+            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            handler: { _ in .json(status: 200, bytes: Array(#"{"ok":true}"#.utf8)) })
+        return (server, try server.start())
+    }
+
+    private func get(_ c: RawConnection) throws -> Int? {
+        try c.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        return c.readResponses(1).first?.status
+    }
+
+    @Test func idleConnectionsAreNotLookedAtOnEveryTick() async throws {
+        let (server, port) = try server()
+        defer { server.shutdownGracefully() }
+        // Forty kept-alive connections, each answered once: idle, with nothing due for 10 s
+        // (the first-byte look) and 120 s (the idle timeout).
+        let idle = try (0..<40).map { _ in try RawConnection(port: port, timeoutSeconds: 30) }
+        for c in idle { #expect(try get(c) == 200) }
+        let before = server.connectionChecks
+        // Time passes (the condition itself, not a guess at how long something takes): a loop
+        // that looked at every connection once a second would take at least 80 looks here.
+        let start = Timestamp.nowMs()
+        let active = try RawConnection(port: port, timeoutSeconds: 30)
+        while Timestamp.nowMs() - start < 2_500 {
+            #expect(try get(active) == 200)
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.connectionChecks - before < 10, "\(server.connectionChecks - before) looks at idle connections")
+        _ = idle
+    }
+
+    @Test func anIdleConnectionIsStillClosedAtItsTimeout() throws {
+        let (server, port) = try server { $0.idleTimeoutSeconds = 1 }
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 60)
+        #expect(try get(c) == 200)
+        // Closed by the gateway (0 bytes, end of stream), not the client's 60 s read timeout.
+        #expect(c.readToEnd().isEmpty)
+        #expect(server.connectionChecks >= 1)
+    }
+
+    @Test func aRequestStartedOnAnIdleConnectionIsTimedFromItsStart() async throws {
+        // Nothing is due on the connection for an hour when the request begins: its 1 s
+        // request timeout must move the connection's look earlier.
+        let (server, port) = try server {
+            $0.idleTimeoutSeconds = 3_600
+            $0.firstByteTimeoutSeconds = 3_600
+            $0.requestTimeoutSeconds = 1
+        }
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 60)
+        #expect(try get(c) == 200)
+        // The answer's write deadline (1 s) comes up and finds the connection idle: its next
+        // look is then the idle timeout's, an hour away.
+        while server.connectionChecks == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        try c.send("GET /x HTTP/1.1\r\nHost: x\r\n")  // never finished
+        let answer = c.readResponses(1).first
+        #expect(answer?.status == 408 && answer?.json["code"] as? String == "request_timeout")
+    }
+}
