@@ -50,10 +50,9 @@ final class Connection {
     var writtenTotal = 0
     var acknowledgedAtCheck = 0
     var lastDrainMs: Int64 = 0
-    /// When a stream's progress is next checked (Unix ms), and whether the last check found
-    /// nothing waiting (a stall seen after such a check is timed from when it is seen).
-    var streamCheckDueMs: Int64 = 0
-    var streamDrainedAtCheck = true
+    /// When a stream's progress is next checked (Unix ms; `Int64.max`: not watched, nothing
+    /// was written since a check found everything acknowledged).
+    var streamCheckDueMs = Int64.max
     /// When the loop next looks at this connection's deadlines (Unix ms; `Int64.max`: nothing to
     /// look for). A heap entry for another time is stale.
     var checkAtMs = Int64.max

@@ -66,6 +66,7 @@ extension EventLoop {
         if !bytes.isEmpty {
             c.output = bytes
             c.outputOffset = 0
+            armStreamWatch(c)
             flush(c)
             return
         }

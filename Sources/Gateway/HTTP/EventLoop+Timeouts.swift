@@ -6,11 +6,6 @@ import CHTTPParser
 import Foundation
 
 extension EventLoop {
-    /// How often an open stream's progress is checked while nothing waits for its client, at
-    /// most: `streamWriteTimeoutSeconds` when that is shorter. While bytes wait it is checked
-    /// every second, as every connection was when one sweep looked at them all.
-    static let idleStreamCheckMs: Int64 = 5_000
-
     /// Looks at every connection whose next look is due at `t` (Unix ms), in deadline order,
     /// and schedules each one's next.
     func checkDue(at t: Int64) {
@@ -121,27 +116,40 @@ extension EventLoop {
     }
 
     /// A stream's progress is what its client acknowledged (written less still queued in the
-    /// kernel). While bytes wait and none are acknowledged for `streamWriteTimeoutSeconds`, it
-    /// ends. A stall first seen after a check that found nothing waiting is timed from the check
-    /// that sees it, so a stream is never ended sooner than the timeout after its bytes began to
-    /// wait (and at most `idleStreamCheckMs` later).
+    /// kernel). A stream is watched only while bytes may wait: from a write after it had
+    /// everything (`armStreamWatch`) until a check finds nothing waiting; then once a second.
+    /// While bytes wait and none are acknowledged for `streamWriteTimeoutSeconds` (timed from
+    /// that write, or from the last progress seen), it ends. An idle stream costs no look, and
+    /// a busy one about one per half timeout.
     func checkStream(_ c: Connection, at t: Int64) {
         var queued: Int32 = 0
         if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
         let pending = c.output.count - c.outputOffset + Int(queued)
         let acknowledged = c.writtenTotal - Int(queued)
-        let timeout = Int64(configuration.streamWriteTimeoutSeconds) * 1000
-        if pending == 0 || acknowledged > c.acknowledgedAtCheck {
+        if pending == 0 {
+            c.acknowledgedAtCheck = acknowledged
+            c.streamCheckDueMs = .max  // nothing waits: the next write watches it again
+            return
+        }
+        if acknowledged > c.acknowledgedAtCheck {
             c.acknowledgedAtCheck = acknowledged
             c.lastDrainMs = t
-        } else if c.streamDrainedAtCheck {
-            c.lastDrainMs = t
-        } else if t - c.lastDrainMs > timeout {
+        } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
             abort(c)
             return
         }
-        c.streamDrainedAtCheck = pending == 0
-        c.streamCheckDueMs = t + (pending == 0 ? min(Self.idleStreamCheckMs, timeout) : 1_000)
+        c.streamCheckDueMs = t + 1_000
+    }
+
+    /// Bytes are being written to a stream: unless it is watched already, a stall is timed
+    /// from now and its progress first checked half the timeout from now (at least a second):
+    /// most clients have everything by then, and one that stalled still ends within a second
+    /// of the timeout.
+    func armStreamWatch(_ c: Connection) {
+        guard c.streamCheckDueMs == .max else { return }
+        c.lastDrainMs = now
+        c.streamCheckDueMs = c.lastDrainMs + max(1_000, Int64(configuration.streamWriteTimeoutSeconds) * 500)
+        deadlinesChanged(c)
     }
 
     func beginStop() {

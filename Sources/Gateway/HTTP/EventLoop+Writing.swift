@@ -47,11 +47,8 @@ extension EventLoop {
         case .stream(let stream):
             c.output += serialize(response, head: false, keepAlive: false)
             c.keepAlive = false
-            // The head just written may wait for the client: its stall is timed from now.
-            c.lastDrainMs = now
-            c.streamDrainedAtCheck = false
-            c.streamCheckDueMs = c.lastDrainMs + 1_000
             c.phase = .streaming(stream)
+            armStreamWatch(c)  // the head written below may wait for the client
             c.input = []
             let server = self.server
             let id = c.id

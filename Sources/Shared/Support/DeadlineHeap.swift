@@ -4,19 +4,22 @@
 /// Entries are never removed early: a loop whose entry was settled another way (a reply before
 /// the deadline) leaves it in, and skips it when it comes out (lazy deletion), so the heap holds
 /// at most what was added during one timeout window.
+///
+/// Inlinable, so each user's copy is specialized for its key type (a generic heap across a
+/// module boundary goes through witness tables for every swap).
 public struct DeadlineHeap<Key> {
-    private var entries: [(deadline: Int64, key: Key)] = []
+    @usableFromInline var entries: [(deadline: Int64, key: Key)] = []
 
-    public init() {}
+    @inlinable public init() {}
 
     /// Entries held, settled or not.
-    public var count: Int { entries.count }
+    @inlinable public var count: Int { entries.count }
 
     /// The entry with the earliest deadline (Unix ms), nil when empty.
-    public var earliest: (deadline: Int64, key: Key)? { entries.first }
+    @inlinable public var earliest: (deadline: Int64, key: Key)? { entries.first }
 
     /// Adds `key` due at `deadline` (Unix ms).
-    public mutating func insert(_ key: Key, deadline: Int64) {
+    @inlinable public mutating func insert(_ key: Key, deadline: Int64) {
         entries.append((deadline, key))
         var child = entries.count - 1
         while child > 0 {
@@ -28,14 +31,14 @@ public struct DeadlineHeap<Key> {
     }
 
     /// Removes and returns the entry with the earliest deadline if it is at or before `now`.
-    public mutating func popDue(now: Int64) -> Key? {
+    @inlinable public mutating func popDue(now: Int64) -> Key? {
         guard let first = entries.first, first.deadline <= now else { return nil }
         removeEarliest()
         return first.key
     }
 
     /// Removes the entry with the earliest deadline (none when empty).
-    public mutating func removeEarliest() {
+    @inlinable public mutating func removeEarliest() {
         guard !entries.isEmpty else { return }
         let last = entries.removeLast()
         if !entries.isEmpty {

@@ -42,6 +42,52 @@ import Testing
         _ = idle
     }
 
+    @Test func aStreamIsWatchedOnlyWhileBytesMayWaitForItsClient() async throws {
+        let streams = Locked<[EventStream]>([])
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.idleTimeoutSeconds = 3_600
+        configuration.firstByteTimeoutSeconds = 3_600
+        configuration.streamWriteTimeoutSeconds = 2  // a stream's first look: a second after a write
+        let server = HTTPServer(
+            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            handler: { _ in
+                let stream = EventStream()
+                streams.withLock { $0.append(stream) }
+                var response = HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream")])
+                response.body = .stream(stream)
+                return response
+            })
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        let clients = try (0..<40).map { _ in try RawConnection(port: port, timeoutSeconds: 30) }
+        for c in clients { try c.send("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n") }
+        while streams.withLock({ $0.count }) < clients.count { try await Task.sleep(for: .milliseconds(10)) }
+        for stream in streams.withLock({ $0 }) { #expect(stream.append(Array("data: x\n\n".utf8))) }
+        // Each client reads its head and event: every stream has everything acknowledged, so the
+        // look a second after the write finds nothing waiting and stops watching it.
+        for c in clients {
+            var seen: [UInt8] = []
+            var buf = [UInt8](repeating: 0, count: 1024)
+            while !String(decoding: seen, as: UTF8.self).contains("data: x") {
+                let n = recv(c.fd, &buf, buf.count, 0)
+                if n <= 0 { break }
+                seen += buf[0..<n]
+            }
+        }
+        while server.connectionChecks < clients.count { try await Task.sleep(for: .milliseconds(20)) }
+        let watched = server.connectionChecks
+        // Time passes: a loop looking at each stream every second (or every few) would look
+        // dozens of times; an idle stream is not looked at.
+        let start = Timestamp.nowMs()
+        while Timestamp.nowMs() - start < 2_500 { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(server.connectionChecks - watched < 5, "\(server.connectionChecks - watched) looks at idle streams")
+        // A new event watches its stream again, and it is delivered.
+        #expect(streams.withLock { $0[0] }.append(Array("data: y\n\n".utf8)))
+        var buf = [UInt8](repeating: 0, count: 1024)
+        let n = recv(clients[0].fd, &buf, buf.count, 0)
+        #expect(n > 0 && String(decoding: buf[0..<max(0, n)], as: UTF8.self).contains("data: y"))
+    }
+
     @Test func anIdleConnectionIsStillClosedAtItsTimeout() throws {
         let (server, port) = try server { $0.idleTimeoutSeconds = 1 }
         defer { server.shutdownGracefully() }
