@@ -6,7 +6,9 @@ import Testing
 /// The live path shows a notification's actor as its event carried it: a like reaches the
 /// owner's stream without the gateway asking ProfileService (`profile.users_by_ids`), even with
 /// ProfileService stopped, and a rename or a new profile photo shows in the next notification.
-/// Follows carry no actor and are still looked up. Through the four real executables.
+/// A follow carries no actor: NotificationService adds it from its replica of profiles
+/// (`profile.user.changed`, sent when a profile is created and when it changes). Through the
+/// four real executables.
 @Suite(.serialized)
 struct LiveActorTests {
     static let image = "https://images.example.com/p/1.jpg"
@@ -41,7 +43,7 @@ struct LiveActorTests {
         let stream = try SSEClient(port: cluster.gatewayPort, token: tokenA)
         defer { stream.close() }
         #expect(await stream.waitUntilOpen())
-        // A follow (no actor carried: looked up) shows the subscription is live.
+        // A follow shows the subscription is live.
         #expect(try http.request("PUT", "/v1/users/l\(tag)a/follow", token: tokenC).status == 200)
         #expect(await stream.waitFor(count: 1))
         #expect((stream.events.first?.json["actor"] as? [String: Any])?["username"] as? String == "l\(tag)c")
@@ -120,5 +122,42 @@ struct LiveActorTests {
         #expect(newActor["username"] as? String == "r\(tag)bee" && newActor["name"] as? String == "Bea")
         #expect(newActor["profilePhotoURL"] as? String == photo)
         #expect(try Self.userLookups(http) == lookups, "the gateway asked ProfileService for the actor")
+    }
+
+    /// Follows by a new account and by a renamed one show their actors (the name, the photo)
+    /// without the gateway asking ProfileService: NotificationService's replica had them. Each
+    /// follower's like first shows that NotificationService has applied ProfileService's events
+    /// up to it (they come in order), so the replica is current before the follow.
+    @Test func aFollowShowsItsActorWithoutALookup() async throws {
+        let cluster = try await EndToEndTests.startCluster(["GATEWAY_STREAM_CHECK_MS": "3600000"])
+        defer { cluster.stopAll() }
+        let http = HTTPClient(port: cluster.gatewayPort)
+        let tag = RandomID.make().prefix(6)
+        let (tokenA, _) = try EndToEndTests.register(http, "f\(tag)a")
+        let (tokenB, b) = try EndToEndTests.register(http, "f\(tag)b", name: "Bee")
+        let (tokenC, c) = try EndToEndTests.register(http, "f\(tag)c", name: "Cee")
+        let photo = "https://images.example.com/u/f\(tag)c.jpg"
+        let edited = try http.request("PATCH", "/v1/me/profile", token: tokenC, json: ["name": "Sea", "profilePhotoURL": photo])
+        #expect(edited.status == 200, "\(edited.status) \(edited.text)")
+        let postId = try Self.post(http, tokenA)
+        let stream = try SSEClient(port: cluster.gatewayPort, token: tokenA)
+        defer { stream.close() }
+        #expect(await stream.waitUntilOpen())
+        #expect(try http.request("PUT", "/v1/posts/\(postId)/like", token: tokenB).status == 200)
+        #expect(try http.request("PUT", "/v1/posts/\(postId)/like", token: tokenC).status == 200)
+        #expect(await stream.waitFor(count: 2))
+        let lookups = try Self.userLookups(http)
+
+        #expect(try http.request("PUT", "/v1/users/f\(tag)a/follow", token: tokenB).status == 200)
+        #expect(try http.request("PUT", "/v1/users/f\(tag)a/follow", token: tokenC).status == 200)
+        #expect(await stream.waitFor(count: 4), "stream has \(stream.events.count) events")
+        let follows = stream.events.suffix(2).map(\.json)
+        #expect(follows.map { $0["type"] as? String } == ["follow", "follow"])
+        let actors = follows.map { $0["actor"] as? [String: Any] ?? [:] }
+        #expect(actors[0]["id"] as? String == b["id"] as? String && actors[0]["name"] as? String == "Bee")
+        #expect(actors[0]["username"] as? String == "f\(tag)b" && actors[0]["profilePhotoURL"] is NSNull)
+        #expect(actors[1]["id"] as? String == c["id"] as? String && actors[1]["name"] as? String == "Sea")
+        #expect(actors[1]["profilePhotoURL"] as? String == photo)
+        #expect(try Self.userLookups(http) == lookups, "the gateway asked ProfileService for a follow's actor")
     }
 }

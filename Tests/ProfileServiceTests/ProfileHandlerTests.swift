@@ -21,8 +21,11 @@ import Testing
             .init(identity: identity, name: "Alice A", birthDate: "1990-02-28", gender: "female"))
         #expect(again == me)
         #expect(try await f.call(Profile.GetMe.self, .init(userId: me.id)) == me)
-        // Creating a profile is not a public change: nothing is published.
-        #expect(try await f.eventTypes().isEmpty)
+        // Each creation publishes the profile's public fields (`profile.user.changed`, for the
+        // actors NotificationService shows); the retry's are the same.
+        let published = try await f.events(Profile.ProfileChanged.self)
+        #expect(published.map(\.user.id) == [me.id] && published.map(\.user.name) == [me.name])
+        #expect(try await f.eventTypes() == [Profile.ProfileChanged.type])
     }
 
     @Test func createProfileReportsBadBirthDateAndGenderTogether() async throws {

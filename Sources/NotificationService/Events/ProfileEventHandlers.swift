@@ -5,8 +5,10 @@ import Shared
 /// event twice (and should a cursor ever go back, every notification has a dedup key: the
 /// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes none), comments → `comment`, new posts → `tag` for the tagged users
 /// and `post` for followers with `notifyPosts` (through `FanOutWorker`), deleted posts → their
-/// notifications removed (also through the worker when there are many). The actor's public
-/// fields that an event carries go on the live messages (not into storage).
+/// notifications removed (also through the worker when there are many), profile changes (and
+/// new profiles) → the actor replica (`ActorProfiles`). The actor's public fields that an event
+/// carries go on the live messages; a notification whose event carries none (a follow) gets
+/// them from the replica.
 struct ProfileEventHandlers: Sendable {
     let notifications: NotificationWriter
     let jobs: FanOutWorker
@@ -46,6 +48,10 @@ struct ProfileEventHandlers: Sendable {
             if let post = try Keys.existingPost(event.body.postId, on: tx.connection) {
                 try jobs.purge(post: post, in: tx)
             }
+            return .applied
+        }
+        subscriber.on(Profile.ProfileChanged.self) { event, tx in
+            try ActorProfiles.apply(event.body.user, in: tx)
             return .applied
         }
         subscriber.on(Profile.PostCreated.self) { event, tx in

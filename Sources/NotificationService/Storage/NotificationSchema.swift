@@ -38,6 +38,8 @@ import Shared
 ///   `notification_suppressed`, `removed_unread`): see `NotificationGroupSchema`.
 /// - Devices, push preferences and the push queue (`devices`, `push_preferences`,
 ///   `push_queue`): see `PushSchema`.
+/// - `actor_profiles`: the public profile fields live notifications show their actor with:
+///   see `ActorProfiles`.
 /// - `fanout_jobs`: new posts whose fan-out to `notifyPosts` followers is under way, with the
 ///   last follower key reached (`skip_notified`: a job carried over from the id-ordered
 ///   schema, which skips followers it already reached); `purge_jobs`: deleted posts whose notifications are being
@@ -353,5 +355,6 @@ enum NotificationSchema {
             NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),
             NotificationGroupSchema.onInsertMigration(for: "notification.13-groups-on-insert"),
             PushSchema.migration(for: "notification.14-push"),
+            ActorProfiles.migration(for: "notification.15-actor-profiles"),
         ]
 }

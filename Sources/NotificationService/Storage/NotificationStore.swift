@@ -132,11 +132,11 @@ struct NotificationWriter: Sendable {
             createdAt: Timestamp.format(ms: n.createdAt), read: false, actorId: n.actorId, post: n.post,
             followState: followState)
         let delivery = self.delivery
-        let live = {
-            var live = stored
-            live.actor = n.actor?.id == n.actorId ? n.actor : nil
-            return live
-        }()
+        var carried = stored
+        // What the event carried, else this service's replica (a follow carries none).
+        carried.actor =
+            n.actor?.id == n.actorId ? n.actor : try ActorProfiles.user(actor, id: n.actorId, on: tx.connection)
+        let live = carried
         tx.onCommit { delivery.publish(live, to: [(recipient, seq)], ids: ids) }
         try queuePush(stored, type: n.type, recipient: recipient, actor: actor, in: tx)
         return stored
@@ -184,7 +184,8 @@ struct NotificationWriter: Sendable {
             let template = Notifications.Notification(
                 id: "", seq: 0, type: NotificationType.post.kind, detail: nil, createdAt: Timestamp.format(ms: job.createdAt),
                 read: false, actorId: job.ownerId, post: .init(id: job.postId, thumbnailURL: job.thumbnailURL),
-                followState: nil, actor: job.ownerUser)
+                followState: nil,
+                actor: try job.ownerUser ?? ActorProfiles.user(job.owner, id: job.ownerId, on: c))
             let delivery = self.delivery
             let batch = recipients
             let ids = try NotificationIds.load(on: c)

@@ -30,7 +30,9 @@ protocol ProfileStore: Sendable {
     /// AuthService then, through `users(usernames:)`).
     func header(username: String) async throws -> (user: UserRecord, postCount: Int)?
 
-    /// Stores the identity (if newer) and the registration's profile fields; idempotent.
+    /// Stores the identity (if newer) and the registration's profile fields; idempotent. Each
+    /// call publishes the profile's public fields as `profile.user.changed` (NotificationService
+    /// shows actors from those).
     func createProfile(_ identity: Identity, name: String?, birthDate: String?, gender: String?) async throws
         -> UserRecord
 
@@ -136,6 +138,10 @@ struct SQLProfileStore: ProfileStore {
             guard let user = try Self.records(ids: [identity.id], on: tx.connection)[identity.id] else {
                 throw ServiceError.internal("profile vanished")
             }
+            // NotificationService keeps the fields an actor is shown with (`ActorProfiles`). Sent on
+            // every call: the identity replica may have made the row first (from AuthService's
+            // event), so "new" cannot be told here; a retry sends the same fields again.
+            try tx.emit(Profile.ProfileChanged(user: user.publicUser))
             return user
         }
     }

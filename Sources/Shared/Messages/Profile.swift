@@ -544,7 +544,8 @@ public enum Profile {
         }
     }
 
-    /// Public profile fields changed (name, bio, photo, or username via identity).
+    /// A profile was created, or its public fields changed (name, bio, photo, or username via
+    /// identity). NotificationService keeps the fields an actor is shown with from these.
     public struct ProfileChanged: Event {
         public static let type = "profile.user.changed"
         public var user: PublicUser

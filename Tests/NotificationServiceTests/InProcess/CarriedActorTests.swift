@@ -56,4 +56,28 @@ struct CarriedActorTests {
             #expect(try await s.since(user, after: 0).items.allSatisfy { $0.actor == nil })
         }
     }
+
+    /// A follow carries no actor: its message gets the actor from the replica that
+    /// `profile.user.changed` keeps (created with the profile, renamed later), with the
+    /// identity replica's username; an actor the replica never met gets none (the gateway
+    /// looks it up).
+    @Test func aFollowPublishesTheActorFromTheProfileReplica() async throws {
+        let s = try await InProcessService()
+        defer { s.stop() }
+        let feed = try await ProfileFeed(into: s)
+        defer { feed.stop() }
+        let ids = try await s.users(["owner", "lee", "stranger"])
+        let (lee, stranger) = (ids[1], ids[2])
+        try await feed.emit(Profile.ProfileChanged(user: Self.user(lee, name: "Lee")))
+        let renamed = PublicUser(id: lee.id, username: lee.username, name: "Leigh", bio: "hi", profilePhotoURL: nil)
+        try await feed.emit(Profile.ProfileChanged(user: renamed))
+        try await s.follow(lee, "owner", notifyPosts: false)
+        try await s.follow(stranger, "owner", notifyPosts: false)
+
+        let toOwner = try await s.published().filter { $0.recipientId == ids[0].id }.map(\.notification)
+        #expect(toOwner.map(\.type.wire) == ["follow", "follow"])
+        #expect(toOwner.map(\.actor) == [renamed, nil])
+        // Storage still keeps ids only.
+        #expect(try await s.allNotifications(ids[0]).allSatisfy { $0.actor == nil })
+    }
 }

@@ -22,6 +22,8 @@ final class ProfileFixture: Sendable {
     let app: ProfileApp
     let host: ServiceHost
     let client: RPCClient
+    /// Outbox seqs of the profile creations `register` made (left out of `events()`).
+    let setupEvents = Locked<Set<Int64>>([])
 
     /// - Parameter prepare: runs on the database file's path before ProfileService opens it
     ///   (e.g. to write a database as an older version left it).
@@ -79,8 +81,13 @@ final class ProfileFixture: Sendable {
         _ username: String, name: String? = nil, birthDate: String? = nil, gender: String? = nil
     ) async throws -> Me {
         let identity = try await auth.register(username, publish: false)
-        return try await app.profiles.createProfile(
+        let head = database.currentHead()
+        let me = try await app.profiles.createProfile(
             .init(identity: identity, name: name, birthDate: birthDate, gender: gender))
+        // The new profile's `profile.user.changed` is setup, not what a test looks at.
+        let created = try await database.outbox(after: head, limit: 100).events.map(\.seq)
+        setupEvents.withLock { $0.formUnion(created) }
+        return me
     }
 
     /// Creates a photo post with valid URLs through `PostHandlers.createPost`.
@@ -113,9 +120,11 @@ final class ProfileFixture: Sendable {
         return items
     }
 
-    /// The outbox's events, oldest first (what ProfileService publishes).
+    /// The outbox's events, oldest first (what ProfileService publishes), without the profile
+    /// creations `register` made.
     func events() async throws -> [OutboxEvent] {
-        try await database.outbox(after: 0, limit: 1_000).events
+        let setup = setupEvents.withLock { $0 }
+        return try await database.outbox(after: 0, limit: 1_000).events.filter { !setup.contains($0.seq) }
     }
 
     /// The outbox's event types, oldest first.
