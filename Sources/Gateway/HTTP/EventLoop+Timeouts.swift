@@ -116,23 +116,24 @@ extension EventLoop {
     }
 
     /// A stream's progress is what its client acknowledged (written less still queued in the
-    /// kernel). A stream is watched only while bytes may wait: from a write after it had
-    /// everything (`armStreamWatch`) until a check finds nothing waiting; then once a second.
-    /// While bytes wait and none are acknowledged for `streamWriteTimeoutSeconds` (timed from
-    /// that write, or from the last progress seen), it ends. An idle stream costs no look, and
-    /// a busy one about one per half timeout.
+    /// kernel), sampled once a second while a stream is watched, as the sweep sampled it. A
+    /// stream is watched only while bytes may wait: from a write after it had everything
+    /// (`armStreamWatch`) until a look finds nothing waiting. While bytes wait and none are
+    /// acknowledged between looks for `streamWriteTimeoutSeconds` (timed from that write, or
+    /// from the last look that saw progress), it ends, within a second of the timeout. An idle
+    /// stream costs no look; one that receives events costs about one look per event that
+    /// finds it idle.
     func checkStream(_ c: Connection, at t: Int64) {
         var queued: Int32 = 0
         if ioctl(c.fd, UInt(TIOCOUTQ), &queued) != 0 { queued = 0 }
         let pending = c.output.count - c.outputOffset + Int(queued)
         let acknowledged = c.writtenTotal - Int(queued)
+        defer { c.acknowledgedAtCheck = acknowledged }
         if pending == 0 {
-            c.acknowledgedAtCheck = acknowledged
             c.streamCheckDueMs = .max  // nothing waits: the next write watches it again
             return
         }
         if acknowledged > c.acknowledgedAtCheck {
-            c.acknowledgedAtCheck = acknowledged
             c.lastDrainMs = t
         } else if t - c.lastDrainMs > Int64(configuration.streamWriteTimeoutSeconds) * 1000 {
             abort(c)
@@ -141,14 +142,14 @@ extension EventLoop {
         c.streamCheckDueMs = t + 1_000
     }
 
-    /// Bytes are being written to a stream: unless it is watched already, a stall is timed
-    /// from now and its progress first checked half the timeout from now (at least a second):
-    /// most clients have everything by then, and one that stalled still ends within a second
-    /// of the timeout.
+    /// Bytes are being written to a stream: unless it is watched already, a stall is timed from
+    /// now and its progress looked at a second from now. Progress counts from what was written
+    /// so far: the last look found all of it acknowledged, and nothing was written since.
     func armStreamWatch(_ c: Connection) {
         guard c.streamCheckDueMs == .max else { return }
+        c.acknowledgedAtCheck = c.writtenTotal
         c.lastDrainMs = now
-        c.streamCheckDueMs = c.lastDrainMs + max(1_000, Int64(configuration.streamWriteTimeoutSeconds) * 500)
+        c.streamCheckDueMs = c.lastDrainMs + 1_000
         deadlinesChanged(c)
     }
 
