@@ -47,7 +47,6 @@ import Testing
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.idleTimeoutSeconds = 3_600
         configuration.firstByteTimeoutSeconds = 3_600
-        configuration.streamWriteTimeoutSeconds = 2  // a stream's first look: a second after a write
         let server = HTTPServer(
             configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
             handler: { _ in
