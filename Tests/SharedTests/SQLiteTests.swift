@@ -22,6 +22,20 @@ struct SQLiteTests {
         #expect(try c.queryOne("PRAGMA journal_mode")?.string("journal_mode") == "wal")
     }
 
+    /// Commits leave up to `walAutocheckpointFrames` frames in the WAL before one checkpoints
+    /// (SQLite's default checkpoints at 1,000), and temporary storage stays in memory.
+    @Test func theWALGrowsToItsCheckpointSizeBeforeACommitCheckpoints() throws {
+        let c = try SQLiteConnection(path: temporaryPath())
+        try c.execute("CREATE TABLE a(x INTEGER PRIMARY KEY, y BLOB)")
+        // 1,500 commits of a page-sized row: at least 1,500 frames.
+        for i in 0..<1_500 { try c.query("INSERT INTO a(x, y) VALUES (?, zeroblob(4000))", [i]) }
+        // wal_checkpoint's second column: the frames in the WAL before this checkpoint.
+        let frames = try c.queryOne("PRAGMA wal_checkpoint(PASSIVE)")?.int64("log") ?? 0
+        #expect(frames >= 1_500, "\(frames) frames: a commit checkpointed before the configured size")
+        #expect(try c.scalar("PRAGMA wal_autocheckpoint") == Int64(SQLiteConnection.walAutocheckpointFrames))
+        #expect(try c.scalar("PRAGMA temp_store") == 2)  // MEMORY
+    }
+
     /// A database from before named migrations counted them in `user_version`: those are
     /// recorded as applied, not run again, and the newer ones run.
     @Test func aUserVersionDatabaseKeepsItsMigrations() throws {

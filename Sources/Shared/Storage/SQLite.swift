@@ -131,6 +131,9 @@ public final class SQLiteConnection {
     private var cache: [String: (statement: OpaquePointer, columns: ColumnNames)] = [:]
     public let path: String
 
+    /// WAL frames (pages) after which a commit checkpoints: `PRAGMA wal_autocheckpoint`.
+    public static let walAutocheckpointFrames = 10_000
+
     /// Opens (creating) the database at `path` in WAL mode with a busy timeout.
     /// - Parameters:
     ///   - busyTimeoutMs: how long a locked database is retried before SQLITE_BUSY, in ms.
@@ -151,7 +154,17 @@ public final class SQLiteConnection {
         if !readOnly {
             try execute("PRAGMA journal_mode=WAL")
             try execute("PRAGMA synchronous=NORMAL")
+            // Checkpoint every 10,000 WAL frames (about 40 MB) instead of SQLite's default of
+            // 1,000: a checkpoint copies each page once however often the WAL holds it, and a
+            // like rewrites the same few hot pages (a recipient's recent rows, its groups), so
+            // between 1,000-frame checkpoints most frames were copied again. Measured with
+            // `LoadTest likes` (docs/loadtest.md, "Storage per like").
+            try execute("PRAGMA wal_autocheckpoint=\(Self.walAutocheckpointFrames)")
         }
+        // Temporary tables, sorters and statement journals (a savepoint's undo, spilled to a
+        // file past 64 KiB by default) stay in memory: each spilled file was created,
+        // written, and freed page by page on close, on the writer's thread.
+        try execute("PRAGMA temp_store=MEMORY")
         // SQLite's default page cache is 2 MB per connection: far too small for indexes of
         // millions of rows, so a 100,000-recipient fan-out re-read index pages all the time.
         // 32 MiB of cache, and reads through a memory map (the OS page cache, no copy per read).
