@@ -102,7 +102,9 @@ extension EventLoop {
         case .sourcing where c.chunkPending || c.waitingForBudget:
             c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
         case .writing, .sourcing:
-            if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { closeNow(c) }
+            // The client stopped reading an answer: reset, so the kernel frees what it still
+            // queues for it at once (a close would leave it in an orphaned socket for minutes).
+            if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { abort(c) }
         case .draining(let until):
             if t >= until { closeNow(c) }
         case .processing:

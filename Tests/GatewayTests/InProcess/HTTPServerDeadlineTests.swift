@@ -115,4 +115,36 @@ import Testing
         let answer = c.readResponses(1).first
         #expect(answer?.status == 408 && answer?.json["code"] as? String == "request_timeout")
     }
+    @Test func anAnswerItsClientStoppedReadingEndsWithAReset() async throws {
+        // 64 MiB: more than the kernel buffers of both ends hold, so the write stalls.
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 20)
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.requestTimeoutSeconds = 1
+        let server = HTTPServer(
+            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            handler: { _ in .json(status: 200, bytes: body) })
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 30)
+        try c.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
+        // The client reads nothing until the gateway has given up on the write.
+        while server.openConnections == 0 { try await Task.sleep(for: .milliseconds(20)) }
+        while server.openConnections > 0 { try await Task.sleep(for: .milliseconds(20)) }
+        var buf = [UInt8](repeating: 0, count: 65_536)
+        var received = 0
+        var end: Int32 = 0
+        while true {
+            let n = recv(c.fd, &buf, buf.count, 0)
+            if n > 0 {
+                received += n
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            end = n < 0 ? errno : 0
+            break
+        }
+        // A close would have let the orphaned socket deliver what it queued, then end cleanly.
+        #expect(end == ECONNRESET, "ended with errno \(end) after \(received) bytes")
+        #expect(received < body.count)
+    }
 }
