@@ -81,6 +81,7 @@ enum GatewayApp {
                     firstByteTimeoutSeconds: config.firstByteTimeoutSeconds,
                     streamWriteTimeoutSeconds: config.streamWriteTimeoutSeconds,
                     idleTimeoutSeconds: config.connectionTimeoutSeconds,
+                    requestTimeoutSeconds: config.requestTimeoutSeconds,
                     maxLargeBodyBytesInFlight: config.uploadBudgetBytes,
                     maxLargeBodyBytesPerPeer: config.uploadBudgetPerAddressBytes, sharedPeers: config.trustedProxies,
                     minUploadBytesPerSecond: config.uploadMinBytesPerSecond,

@@ -149,6 +149,16 @@ import Testing
         #expect(n == 0)
     }
 
+    @Test func theRequestTimeoutIsSetByTheEnvironment() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_REQUEST_TIMEOUT_SECONDS": "1"])
+        defer { h.stop() }
+        let c = try RawConnection(port: h.port, timeoutSeconds: 20)
+        try c.send("GET /v1/me HTTP/1.1\r\nHost: x\r\n")  // the head never ends
+        // 408 from the 1 s timeout; the default 30 s would outlast the client's 20 s read.
+        let answer = c.readResponses(1).first
+        #expect(answer?.status == 408 && answer?.json["code"] as? String == "request_timeout")
+    }
+
     @Test func aStreamWhoseClientStoppedReadingIsClosed() async throws {
         let h = try await GatewayHarness.start(["GATEWAY_STREAM_WRITE_TIMEOUT_SECONDS": "1"])
         defer { h.stop() }

@@ -43,6 +43,10 @@ struct GatewayConfiguration: Sendable {
     /// `GATEWAY_FIRST_BYTE_TIMEOUT_SECONDS`: a new connection that sends nothing for this long is
     /// closed (default 10 s).
     var firstByteTimeoutSeconds = 10
+    /// `GATEWAY_REQUEST_TIMEOUT_SECONDS`: a request's head must arrive within this long of its
+    /// first byte, its body may pause no longer, and an answer its client stops reading is
+    /// reset after this long without progress (default 30 s; else 408 `request_timeout`).
+    var requestTimeoutSeconds = 30
     /// `GATEWAY_CONNECTION_TIMEOUT_SECONDS`: idle keep-alive connection timeout (default 120 s).
     var connectionTimeoutSeconds = 120
     /// `GATEWAY_UPLOAD_BUDGET_BYTES`: bytes all uploads being received or handled may hold at once
@@ -102,6 +106,8 @@ struct GatewayConfiguration: Sendable {
         uploadBudgetPerAddressBytes = try env.int(
             "GATEWAY_UPLOAD_BUDGET_PER_ADDRESS_BYTES", default: min(uploadBudgetPerAddressBytes, uploadBudgetBytes),
             range: (20 << 20)...uploadBudgetBytes)
+        requestTimeoutSeconds = try env.int(
+            "GATEWAY_REQUEST_TIMEOUT_SECONDS", default: requestTimeoutSeconds, range: 1...86_400)
         connectionTimeoutSeconds = try env.int(
             "GATEWAY_CONNECTION_TIMEOUT_SECONDS", default: connectionTimeoutSeconds, range: 1...86_400)
         uploadMinBytesPerSecond = try env.int(
