@@ -102,9 +102,13 @@ extension EventLoop {
         case .sourcing where c.chunkPending || c.waitingForBudget:
             c.lastActivityMs = t  // waiting on the gateway's side (a chunk, or room), not the client's
         case .writing, .sourcing:
-            // The client stopped reading an answer: reset, so the kernel frees what it still
-            // queues for it at once (a close would leave it in an orphaned socket for minutes).
-            if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 { abort(c) }
+            // No write for the timeout: the kernel's queue for the client is full. A client that
+            // took some of it since the last sample is slow, not gone, and keeps its answer; one
+            // that took none is reset, so the kernel frees what it still queues for it at once
+            // (a close would leave it in an orphaned socket for minutes).
+            if t - c.lastActivityMs > Int64(configuration.requestTimeoutSeconds) * 1000 {
+                if acknowledgedSinceLastSample(c) { c.lastActivityMs = t } else { abort(c) }
+            }
         case .draining(let until):
             if t >= until { closeNow(c) }
         case .processing:
@@ -142,6 +146,25 @@ extension EventLoop {
             return
         }
         c.streamCheckDueMs = t + 1_000
+    }
+
+    /// An answer's write filled the kernel's queue: samples what its client has acknowledged
+    /// so far, the base of `acknowledgedSinceLastSample` at the write timeout. (A stream samples
+    /// at its own looks.)
+    func sampleAcknowledged(_ c: Connection) {
+        if case .streaming = c.phase { return }
+        var queued: Int32 = 0
+        if ioctl(c.fd, UInt(TIOCOUTQ), &queued) == 0 { c.acknowledgedAtCheck = c.writtenTotal - Int(queued) }
+    }
+
+    /// Whether the client acknowledged bytes since `acknowledgedAtCheck` was sampled (at a write
+    /// that filled the kernel's queue, or at the last look); samples it again.
+    func acknowledgedSinceLastSample(_ c: Connection) -> Bool {
+        var queued: Int32 = 0
+        guard ioctl(c.fd, UInt(TIOCOUTQ), &queued) == 0 else { return false }
+        let acknowledged = c.writtenTotal - Int(queued)
+        defer { c.acknowledgedAtCheck = acknowledged }
+        return acknowledged > c.acknowledgedAtCheck
     }
 
     /// Bytes are being written to a stream: unless it is watched already, a stall is timed from

@@ -124,6 +124,7 @@ extension EventLoop {
             } else if n < 0 && errno == EINTR {
                 continue
             } else if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) {
+                sampleAcknowledged(c)
                 if !c.wantsWrite {
                     c.wantsWrite = true
                     modify(c)

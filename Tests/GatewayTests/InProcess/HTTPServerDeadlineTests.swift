@@ -147,4 +147,34 @@ import Testing
         #expect(end == ECONNRESET, "ended with errno \(end) after \(received) bytes")
         #expect(received < body.count)
     }
+    @Test func aClientThatReadsSlowlyKeepsItsAnswer() async throws {
+        // 6 MiB, more than the kernel queues at once; read at about 640 KB/s, so the gateway
+        // finds room for its next write only seconds after the last: more than the 1 s timeout.
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 6 << 20)
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.requestTimeoutSeconds = 1
+        let server = HTTPServer(
+            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            handler: { _ in .json(status: 200, bytes: body) })
+        let port = try server.start()
+        defer { server.shutdownGracefully() }
+        let c = try RawConnection(port: port, timeoutSeconds: 30)
+        try c.send("GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        var buf = [UInt8](repeating: 0, count: 65_536)
+        var received = 0
+        var end: Int32 = 0
+        while true {
+            let n = recv(c.fd, &buf, buf.count, 0)
+            if n > 0 {
+                received += n
+                try await Task.sleep(for: .milliseconds(100))  // the client's pace, not a wait for the server
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            end = n < 0 ? errno : 0
+            break
+        }
+        #expect(end == 0, "ended with errno \(end) after \(received) bytes")
+        #expect(received > body.count)  // the head and the whole body
+    }
 }
