@@ -16,8 +16,10 @@ import Synchronization
 /// `hasPending` is true. `enqueue` from another thread signals the loop's `Wakeup`; from the
 /// loop thread itself it does not (the loop runs the job before it polls again).
 public final class LoopExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked: `jobs` is behind a mutex; `owner` is an atomic; `wakeup` is Sendable.
-    private let jobs = Mutex<[UnownedJob]>([])
+    // @unchecked: `jobs` is behind a lock; `owner` is an atomic; `wakeup` is Sendable.
+    // `Locked` (a pthread mutex), not `Mutex`: ThreadSanitizer cannot see `Mutex`'s lock and
+    // reported the enqueue from another thread and the loop's `hasPending` as a race.
+    private let jobs = Locked<[UnownedJob]>([])
     private let wakeup: Wakeup
     /// `pthread_self()` of the loop thread, as an integer (0 until `bind()`).
     private let owner = Atomic<UInt>(0)
