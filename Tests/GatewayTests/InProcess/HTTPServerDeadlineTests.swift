@@ -17,6 +17,33 @@ import Testing
         return (server, try server.start())
     }
 
+    /// A server whose every answer is `body`, with a 1 s request (and write) timeout.
+    private func server(answering body: [UInt8]) throws -> (HTTPServer, Int) {
+        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
+        configuration.requestTimeoutSeconds = 1
+        let server = HTTPServer(
+            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            handler: { _ in .json(status: 200, bytes: body) })
+        return (server, try server.start())
+    }
+
+    /// Reads until the connection ends, pausing `pauseMs` after each read: the bytes received
+    /// and how it ended (0 for a clean end, else the errno, `ECONNRESET` for a reset).
+    private func readToEnd(_ c: RawConnection, pauseMs: Int = 0) async throws -> (received: Int, end: Int32) {
+        var buf = [UInt8](repeating: 0, count: 65_536)
+        var received = 0
+        while true {
+            let n = recv(c.fd, &buf, buf.count, 0)
+            if n > 0 {
+                received += n
+                if pauseMs > 0 { try await Task.sleep(for: .milliseconds(pauseMs)) }
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            return (received, n < 0 ? errno : 0)
+        }
+    }
+
     private func get(_ c: RawConnection) throws -> Int? {
         try c.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
         return c.readResponses(1).first?.status
@@ -118,31 +145,14 @@ import Testing
     @Test func anAnswerItsClientStoppedReadingEndsWithAReset() async throws {
         // 64 MiB: more than the kernel buffers of both ends hold, so the write stalls.
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 64 << 20)
-        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
-        configuration.requestTimeoutSeconds = 1
-        let server = HTTPServer(
-            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
-            handler: { _ in .json(status: 200, bytes: body) })
-        let port = try server.start()
+        let (server, port) = try server(answering: body)
         defer { server.shutdownGracefully() }
         let c = try RawConnection(port: port, timeoutSeconds: 30)
         try c.send("GET /x HTTP/1.1\r\nHost: x\r\n\r\n")
         // The client reads nothing until the gateway has given up on the write.
         while server.openConnections == 0 { try await Task.sleep(for: .milliseconds(20)) }
         while server.openConnections > 0 { try await Task.sleep(for: .milliseconds(20)) }
-        var buf = [UInt8](repeating: 0, count: 65_536)
-        var received = 0
-        var end: Int32 = 0
-        while true {
-            let n = recv(c.fd, &buf, buf.count, 0)
-            if n > 0 {
-                received += n
-                continue
-            }
-            if n < 0 && errno == EINTR { continue }
-            end = n < 0 ? errno : 0
-            break
-        }
+        let (received, end) = try await readToEnd(c)
         // A close would have let the orphaned socket deliver what it queued, then end cleanly.
         #expect(end == ECONNRESET, "ended with errno \(end) after \(received) bytes")
         #expect(received < body.count)
@@ -151,29 +161,12 @@ import Testing
         // 6 MiB, more than the kernel queues at once; read at about 640 KB/s, so the gateway
         // finds room for its next write only seconds after the last: more than the 1 s timeout.
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 6 << 20)
-        var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
-        configuration.requestTimeoutSeconds = 1
-        let server = HTTPServer(
-            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
-            handler: { _ in .json(status: 200, bytes: body) })
-        let port = try server.start()
+        let (server, port) = try server(answering: body)
         defer { server.shutdownGracefully() }
         let c = try RawConnection(port: port, timeoutSeconds: 30)
         try c.send("GET /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        var buf = [UInt8](repeating: 0, count: 65_536)
-        var received = 0
-        var end: Int32 = 0
-        while true {
-            let n = recv(c.fd, &buf, buf.count, 0)
-            if n > 0 {
-                received += n
-                try await Task.sleep(for: .milliseconds(100))  // the client's pace, not a wait for the server
-                continue
-            }
-            if n < 0 && errno == EINTR { continue }
-            end = n < 0 ? errno : 0
-            break
-        }
+        // 100 ms between reads: the client's pace, not a wait for the server.
+        let (received, end) = try await readToEnd(c, pauseMs: 100)
         #expect(end == 0, "ended with errno \(end) after \(received) bytes")
         #expect(received > body.count)  // the head and the whole body
     }
