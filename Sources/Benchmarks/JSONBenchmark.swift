@@ -4,7 +4,9 @@ import Shared
 /// `Benchmarks json [iterations]`: encodes the shapes the services send most (a page of 20
 /// notifications with their actors, one event envelope, one PublicUser) with `JSONWriter`
 /// (`WireJSON.encode`) and, in the same run, with Foundation's `JSONEncoder` (`.sortedKeys`)
-/// as the peer; prints encodes per second, ns per encode and the ratio. In-process, no services.
+/// as the peer; prints encodes per second, ns per encode and the ratio. Then decodes the same bytes
+/// with `WireJSON.decode` (our strict parser and tree decoder) beside Foundation's `JSONDecoder`.
+/// In-process, no services.
 enum JSONBenchmark {
     struct Post: Codable { var id: String, thumbnailURL: String }
     struct Item: Codable {
@@ -62,5 +64,29 @@ enum JSONBenchmark {
         try row("page of 20", page, iterations / 10)
         try row("event envelope", envelope, iterations)
         try row("PublicUser", user, iterations)
+
+        let decoder = JSONDecoder()
+        print("shape            wire dec/s     Foundation dec/s   wire ns     Foundation ns   ratio")
+        func decodeRow<T: Codable>(_ label: String, _ value: T, _ n: Int) throws {
+            let bytes = try WireJSON.encode(value)
+            let data = Data(bytes)
+            var sink = 0
+            let clock = ContinuousClock()
+            let ours = try clock.measure {
+                for _ in 0..<n { sink &+= MemoryLayout.size(ofValue: try WireJSON.decode(T.self, from: bytes)) }
+            }
+            let theirs = try clock.measure { for _ in 0..<n { sink &+= MemoryLayout.size(ofValue: try decoder.decode(T.self, from: data)) } }
+            func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+            let a = seconds(ours)
+            let b = seconds(theirs)
+            print(
+                label.padding(toLength: 16, withPad: " ", startingAt: 0)
+                    + String(
+                        format: " %12.0f   %16.0f   %9.0f   %13.0f   %5.2fx", Double(n) / a, Double(n) / b, a / Double(n) * 1e9,
+                        b / Double(n) * 1e9, b / a), terminator: sink == 0 ? " \n" : "\n")
+        }
+        try decodeRow("page of 20", page, iterations / 10)
+        try decodeRow("event envelope", envelope, iterations)
+        try decodeRow("PublicUser", user, iterations)
     }
 }

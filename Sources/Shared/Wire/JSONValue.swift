@@ -56,6 +56,9 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
 public struct JSONParser {
     /// Deepest nesting accepted (arrays and objects).
     public static let maxDepth = 64
+    /// Up to this many members an object's names are checked for repeats one by one; past it, in
+    /// a set.
+    public static let linearNameLimit = 16
 
     private let bytes: [UInt8]
     private var i = 0
@@ -103,7 +106,9 @@ public struct JSONParser {
     private mutating func object(depth: Int) throws -> JSONObject {
         i += 1
         var members: [(name: String, value: JSONValue)] = []
-        var names = Set<String>()
+        // Duplicate names: a linear look while the object is small (no hashing, the common
+        // case on the wire), a set once it is not.
+        var names: Set<String>? = nil
         skipWhitespace()
         if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
             i += 1
@@ -114,7 +119,14 @@ public struct JSONParser {
             guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw error("expected a member name") }
             let start = i
             let name = try string()
-            guard names.insert(name).inserted else {
+            let repeated: Bool
+            if members.count < Self.linearNameLimit {
+                repeated = members.contains { $0.name == name }
+            } else {
+                if names == nil { names = Set(members.lazy.map(\.name)) }
+                repeated = names?.insert(name).inserted == false
+            }
+            guard !repeated else {
                 throw JSONParseError(message: "duplicate member name", offset: start, duplicateName: name)
             }
             skipWhitespace()
@@ -182,11 +194,38 @@ public struct JSONParser {
             if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
             guard digits() > 0 else { throw error("malformed number") }
         }
-        return String(decoding: bytes[start..<i], as: UTF8.self)
+        let end = i
+        return bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[start..<end]), as: UTF8.self) }
     }
 
     private mutating func string() throws -> String {
         i += 1
+        // The common case: no escape before the closing quote. The string is made straight from
+        // the body's bytes (checked as UTF-8 unless all ASCII), with no copy in between.
+        let start = i
+        var ascii = true
+        while i < bytes.count {
+            let b = bytes[i]
+            if b == UInt8(ascii: "\"") {
+                let end = i
+                let text = bytes.withUnsafeBufferPointer { all -> String? in
+                    let run = UnsafeBufferPointer(rebasing: all[start..<end])
+                    return ascii ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
+                }
+                guard let text else { throw error("a string is not valid UTF-8") }
+                i += 1
+                return text
+            }
+            if b < 0x20 || b == UInt8(ascii: "\\") { break }
+            if b >= 0x80 { ascii = false }
+            i += 1
+        }
+        i = start
+        return try escapedString()
+    }
+
+    /// A string with escapes (the opening quote already read): decoded into a buffer first.
+    private mutating func escapedString() throws -> String {
         var out: [UInt8] = []
         var plainStart = i
         while true {

@@ -50,26 +50,29 @@ private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingK
     .typeMismatch(type, .init(codingPath: path, debugDescription: "expected \(type), found \(value.typeName)"))
 }
 
-/// Reads a primitive out of a value.
+/// Reads a primitive out of a value. The coding path is built only for an error: building it
+/// for every member was an array allocation per decoded field (a profile of the gateway).
 private enum Primitive {
-    static func bool(_ v: JSONValue, _ path: [any CodingKey]) throws -> Bool {
-        guard case .bool(let b) = v else { throw mismatch(Bool.self, v, path) }
+    static func bool(_ v: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Bool {
+        guard case .bool(let b) = v else { throw mismatch(Bool.self, v, path()) }
         return b
     }
-    static func string(_ v: JSONValue, _ path: [any CodingKey]) throws -> String {
-        guard case .string(let s) = v else { throw mismatch(String.self, v, path) }
+    static func string(_ v: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> String {
+        guard case .string(let s) = v else { throw mismatch(String.self, v, path()) }
         return s
     }
-    static func integer<I: FixedWidthInteger>(_ type: I.Type, _ v: JSONValue, _ path: [any CodingKey]) throws -> I {
-        guard case .number(let text) = v else { throw mismatch(type, v, path) }
+    static func integer<I: FixedWidthInteger>(
+        _ type: I.Type, _ v: JSONValue, _ path: @autoclosure () -> [any CodingKey]
+    ) throws -> I {
+        guard case .number(let text) = v else { throw mismatch(type, v, path()) }
         guard let n = I(text) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: path, debugDescription: "\(text) is not an integer that fits \(type)"))
+                .init(codingPath: path(), debugDescription: "\(text) is not an integer that fits \(type)"))
         }
         return n
     }
-    static func double(_ v: JSONValue, _ path: [any CodingKey]) throws -> Double {
-        guard case .number(let text) = v, let d = Double(text) else { throw mismatch(Double.self, v, path) }
+    static func double(_ v: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Double {
+        guard case .number(let text) = v, let d = Double(text) else { throw mismatch(Double.self, v, path()) }
         return d
     }
 }

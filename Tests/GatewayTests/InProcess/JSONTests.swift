@@ -38,6 +38,38 @@ import Testing
         }
     }
 
+    /// Small objects are checked for repeats one name at a time, larger ones in a set: a repeat is
+    /// refused on both sides of that limit, and distinct names are not taken for repeats.
+    @Test func aRepeatedNameIsFoundInObjectsOfEverySize() throws {
+        let limit = JSONParser.linearNameLimit
+        for size in [2, limit - 1, limit, limit + 1, 40] {
+            let names = (0..<size).map { "m\($0)" }
+            let distinct = "{" + names.map { "\"\($0)\": 1" }.joined(separator: ",") + "}"
+            guard case .object(let o) = try parse(distinct) else {
+                Issue.record("not an object")
+                continue
+            }
+            #expect(o.members.map { $0.name } == names)
+            for repeated in [0, size / 2, size - 1] {
+                let text = "{" + (names + [names[repeated]]).map { "\"\($0)\": 1" }.joined(separator: ",") + "}"
+                #expect(throws: JSONParseError.self, "\(size) members, \(names[repeated]) twice") { _ = try parse(text) }
+            }
+        }
+    }
+
+    /// Strings without an escape are made from the body's bytes directly, those with one through a
+    /// buffer: both keep non-ASCII text and both refuse bytes that are not UTF-8.
+    @Test func stringsWithAndWithoutEscapesKeepTheirText() throws {
+        #expect(try parse(#""앨리스 Alice""#) == .string("앨리스 Alice"))
+        #expect(try parse(#""앨리스\n Alice""#) == .string("앨리스\n Alice"))
+        #expect(try parse(#""plain""#) == .string("plain"))
+        #expect(try parse(#""""#) == .string(""))
+        #expect(throws: JSONParseError.self) { _ = try JSONParser.parse([0x22, 0x41, 0xc3, 0x22]) }
+        #expect(throws: JSONParseError.self) { _ = try JSONParser.parse([0x22, 0x5c, 0x6e, 0xc3, 0x28, 0x22]) }
+        #expect(throws: JSONParseError.self) { _ = try JSONParser.parse([0x22, 0x41, 0x0a, 0x22]) }
+        #expect(throws: JSONParseError.self) { _ = try JSONParser.parse([0x22, 0x41, 0x42]) }
+    }
+
     @Test func nestingIsBounded() {
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: JSONParseError.self) { _ = try parse(deep) }
