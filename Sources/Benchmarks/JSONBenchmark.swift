@@ -46,45 +46,35 @@ enum JSONBenchmark {
         let foundation = JSONEncoder()
         foundation.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
 
-        print("shape            writer enc/s   Foundation enc/s   writer ns   Foundation ns   ratio")
-        func row<T: Encodable>(_ label: String, _ value: T, _ n: Int) throws {
+        /// Times `n` runs of ours and of Foundation's and prints the row.
+        func row(_ label: String, _ n: Int, ours: () throws -> Int, theirs: () throws -> Int) rethrows {
             var sink = 0
             let clock = ContinuousClock()
-            let ours = try clock.measure { for _ in 0..<n { sink &+= try WireJSON.encode(value).count } }
-            let theirs = try clock.measure { for _ in 0..<n { sink &+= try foundation.encode(value).count } }
-            func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-            let a = seconds(ours)
-            let b = seconds(theirs)
+            let a = seconds(try clock.measure { for _ in 0..<n { sink &+= try ours() } })
+            let b = seconds(try clock.measure { for _ in 0..<n { sink &+= try theirs() } })
             print(
                 label.padding(toLength: 16, withPad: " ", startingAt: 0)
                     + String(
                         format: " %12.0f   %16.0f   %9.0f   %13.0f   %5.2fx", Double(n) / a, Double(n) / b, a / Double(n) * 1e9,
                         b / Double(n) * 1e9, b / a), terminator: sink == 0 ? " \n" : "\n")
         }
-        try row("page of 20", page, iterations / 10)
-        try row("event envelope", envelope, iterations)
-        try row("PublicUser", user, iterations)
-
+        func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
+        func encodeRow<T: Encodable>(_ label: String, _ value: T, _ n: Int) throws {
+            try row(label, n, ours: { try WireJSON.encode(value).count }, theirs: { try foundation.encode(value).count })
+        }
         let decoder = JSONDecoder()
-        print("shape            wire dec/s     Foundation dec/s   wire ns     Foundation ns   ratio")
         func decodeRow<T: Codable>(_ label: String, _ value: T, _ n: Int) throws {
             let bytes = try WireJSON.encode(value)
             let data = Data(bytes)
-            var sink = 0
-            let clock = ContinuousClock()
-            let ours = try clock.measure {
-                for _ in 0..<n { sink &+= MemoryLayout.size(ofValue: try WireJSON.decode(T.self, from: bytes)) }
-            }
-            let theirs = try clock.measure { for _ in 0..<n { sink &+= MemoryLayout.size(ofValue: try decoder.decode(T.self, from: data)) } }
-            func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18 }
-            let a = seconds(ours)
-            let b = seconds(theirs)
-            print(
-                label.padding(toLength: 16, withPad: " ", startingAt: 0)
-                    + String(
-                        format: " %12.0f   %16.0f   %9.0f   %13.0f   %5.2fx", Double(n) / a, Double(n) / b, a / Double(n) * 1e9,
-                        b / Double(n) * 1e9, b / a), terminator: sink == 0 ? " \n" : "\n")
+            try row(
+                label, n, ours: { MemoryLayout.size(ofValue: try WireJSON.decode(T.self, from: bytes)) },
+                theirs: { MemoryLayout.size(ofValue: try decoder.decode(T.self, from: data)) })
         }
+        print("shape            writer enc/s   Foundation enc/s   writer ns   Foundation ns   ratio")
+        try encodeRow("page of 20", page, iterations / 10)
+        try encodeRow("event envelope", envelope, iterations)
+        try encodeRow("PublicUser", user, iterations)
+        print("shape            wire dec/s     Foundation dec/s   wire ns     Foundation ns   ratio")
         try decodeRow("page of 20", page, iterations / 10)
         try decodeRow("event envelope", envelope, iterations)
         try decodeRow("PublicUser", user, iterations)
