@@ -17,7 +17,7 @@ struct Authenticator: Sendable {
         guard parts.count == 2, parts[0].lowercased() == "bearer" else {
             throw Problem.unauthorized("unauthorized", "the Authorization header must be `Bearer <token>`")
         }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = parts[1].trimmingOptionalWhitespace()
         guard !token.isEmpty, token.utf8.count <= 512 else {
             throw Problem.unauthorized("invalid_token", "the token is not valid")
         }
@@ -45,7 +45,7 @@ struct ClientAddress: Sendable {
     func resolve(_ request: HTTPRequest) -> String {
         guard trustedProxies.contains(request.peerAddress) else { return request.peerAddress }
         let hops = request.headers.values("x-forwarded-for").joined(separator: ",").split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
+            $0.trimmingOptionalWhitespace()
         }
         for hop in hops.reversed() where !hop.isEmpty && !trustedProxies.contains(hop) { return hop }
         return request.peerAddress

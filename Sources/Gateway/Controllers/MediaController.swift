@@ -31,7 +31,7 @@ struct MediaController: Controller {
     /// The body limit for a declared `Content-Type`: photos' for `image/*`, else the overall one
     /// (ProfileService sniffs the bytes and applies the limit of what they are).
     static func uploadLimit(_ headers: HTTPHeaders) -> Int {
-        let type = headers["content-type"]?.lowercased().trimmingCharacters(in: .whitespaces) ?? ""
+        let type = headers["content-type"]?.lowercased().trimmingOptionalWhitespace() ?? ""
         return type.hasPrefix("image/") ? maxPhotoBytes : maxUploadBytes
     }
 
@@ -81,7 +81,7 @@ struct MediaController: Controller {
         var range = 0..<meta.size
         var status = 200
         if let header = request.http.header("range"),
-            request.http.header("if-range").map({ $0.trimmingCharacters(in: .whitespaces) == meta.etag }) ?? true
+            request.http.header("if-range").map({ $0.trimmingOptionalWhitespace() == meta.etag }) ?? true
         {
             switch ByteRange.parse(header, size: meta.size) {
             case .ignored: break
@@ -140,7 +140,7 @@ struct MediaController: Controller {
 
     /// Whether an `If-None-Match` list names `etag` (weak comparison, RFC 9110 §13.1.2) or is `*`.
     static func matches(_ list: String, _ etag: String) -> Bool {
-        let tags = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let tags = list.split(separator: ",").map { $0.trimmingOptionalWhitespace() }
         return tags.contains { $0 == "*" || $0 == etag || $0 == "W/\(etag)" }
     }
 }
@@ -160,12 +160,12 @@ enum ByteRange: Equatable {
     /// and so does a suffix longer than the representation (RFC 9110 §14.1.2); a `first` past
     /// the end is unsatisfiable.
     static func parse(_ header: String, size: Int) -> ByteRange {
-        let text = header.trimmingCharacters(in: .whitespaces)
+        let text = header.trimmingOptionalWhitespace()
         guard text.lowercased().hasPrefix("bytes=") else { return .ignored }
-        let spec = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let spec = text.dropFirst(6).trimmingOptionalWhitespace()
         guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .ignored }
-        let first = spec[..<dash].trimmingCharacters(in: .whitespaces)
-        let last = spec[spec.index(after: dash)...].trimmingCharacters(in: .whitespaces)
+        let first = spec[..<dash].trimmingOptionalWhitespace()
+        let last = spec[spec.index(after: dash)...].trimmingOptionalWhitespace()
         /// Decimal digits (1*DIGIT), saturating at `Int.max`: a position too large for an Int
         /// is past the end of any representation, not a syntax error.
         func number(_ s: String) -> Int? {

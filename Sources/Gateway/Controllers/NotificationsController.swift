@@ -80,7 +80,7 @@ struct NotificationsController: Controller {
     /// id from another history) resumes from the newest: the next notification is sent.
     func stream(_ request: Request) async throws -> HTTPResponse {
         var after: Int64?
-        if let raw = request.http.header("last-event-id")?.trimmingCharacters(in: .whitespaces), !raw.isEmpty {
+        if let raw = request.http.header("last-event-id")?.trimmingOptionalWhitespace(), !raw.isEmpty {
             guard raw.utf8.count <= 19, let v = Int64(raw), v >= 0 else {
                 throw Problem.invalidField("Last-Event-ID", "must be a notification seq (a non-negative integer)")
             }

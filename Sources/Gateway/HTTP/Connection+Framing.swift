@@ -120,7 +120,7 @@ extension Connection {
         let codings = headers.filter { $0.name == "transfer-encoding" }.map(\.value)
         if !codings.isEmpty {
             let list = codings.joined(separator: ",").split(separator: ",").map {
-                $0.trimmingCharacters(in: .whitespaces).lowercased()
+                $0.trimmingOptionalWhitespace().lowercased()
             }
             if list != ["chunked"] {
                 return refuse(501, "unsupported_transfer_coding", "only the chunked transfer coding is implemented")

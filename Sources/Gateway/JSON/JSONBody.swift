@@ -22,7 +22,7 @@ struct JSONBody: Sendable {
             throw Problem.unsupportedMediaType("the body must be application/json, and no Content-Type says so")
         }
         if let type = request.header("content-type") {
-            let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            let media = type.split(separator: ";").first.map { $0.trimmingOptionalWhitespace().lowercased() } ?? ""
             guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
                 throw Problem.unsupportedMediaType(
                     "the body must be application/json, not \(media.isEmpty ? "an empty type" : media)")

@@ -140,3 +140,17 @@ import Testing
         }
     }
 }
+
+/// `trimmingOptionalWhitespace`: RFC 9110's OWS (space, tab) only, text with multi-byte
+/// characters at either end kept whole.
+@Suite struct OptionalWhitespaceTests {
+    @Test func spacesAndTabsAreTrimmedAndNothingElse() {
+        #expect(" \t token \t ".trimmingOptionalWhitespace() == "token")
+        #expect("앨리스".trimmingOptionalWhitespace() == "앨리스")
+        #expect("  앨 리스😀\t".trimmingOptionalWhitespace() == "앨 리스😀")
+        #expect(" \t ".trimmingOptionalWhitespace() == "")
+        #expect("".trimmingOptionalWhitespace() == "")
+        #expect("\u{A0}x\u{A0}".trimmingOptionalWhitespace() == "\u{A0}x\u{A0}")
+        #expect("a, b ,c".split(separator: ",").map { $0.trimmingOptionalWhitespace() } == ["a", "b", "c"])
+    }
+}
