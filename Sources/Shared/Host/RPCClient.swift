@@ -385,11 +385,14 @@ public final class RPCPump {
         }
         let waitMs = Int(max(1, min(nearest.map { $0 - now } ?? 1_000, lookupDue ?? 1_000, 1_000)))
         dueMs = [nearest, lookupDue.map { now + $0 }].compactMap { $0 }.min()
-        let ready = try poller.poll(timeoutMs: waiting ? waitMs : 0)
-        if let wakeupIndex, ready[wakeupIndex] { wakeup.drain() }
+        // A driven pump does not poll: it reads every socket below anyway, and `zmq_poll` cost
+        // three system calls a turn (its own `poll` and one per socket's `ZMQ_EVENTS`), about a
+        // dozen per profile header in the gateway (`strace -c`).
+        let ready = waiting ? try poller.poll(timeoutMs: waitMs) : []
+        if let wakeupIndex, waiting, ready[wakeupIndex] { wakeup.drain() }
         // Connection changes first, so a request is not offered to a replica just lost. A
         // driven pump reads every monitor each turn: its descriptors only say "look".
-        for (i, replica) in replicas.enumerated() where ready[2 * i + 1] || !waiting {
+        for (i, replica) in replicas.enumerated() where !waiting || ready[2 * i + 1] {
             for code in try replica.connector.receiveEvents() {
                 if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
                     if !connected[i] { client.noteConnected(true) }
@@ -410,7 +413,13 @@ public final class RPCPump {
             var taken = false
             for step in 0..<replicas.count {
                 let i = (next + step) % replicas.count
-                if try replicas[i].dealer.send(item.frames, dontWait: true) {
+                // A refused send asks `ZMQ_EVENTS` and tries once more: `zmq_send` processes the
+                // socket's commands (a connection just attached) at most once a millisecond,
+                // and without a poll before it nothing else has processed them this turn.
+                let dealer = replicas[i].dealer
+                if try dealer.send(item.frames, dontWait: true)
+                    || (try dealer.events() & ZMQ_POLLOUT != 0 && dealer.send(item.frames, dontWait: true))
+                {
                     sent[i].insert(item.id)
                     next = (i + 1) % replicas.count
                     taken = true
@@ -421,7 +430,7 @@ public final class RPCPump {
         }
         // A driven pump reads every DEALER: a send may have taken the signal of a reply that
         // arrived meanwhile, and its descriptor would not fire for it again.
-        for (i, replica) in replicas.enumerated() where ready[2 * i] || !waiting {
+        for (i, replica) in replicas.enumerated() where !waiting || ready[2 * i] {
             while let frames = try replica.dealer.receive(dontWait: true) {
                 // [empty delimiter, envelope, binary?]
                 let withBinary = frames.count == 3 && frames[0].isEmpty

@@ -72,6 +72,19 @@ public final class ZMQSocket {
         return fd
     }
 
+    /// The socket's `ZMQ_EVENTS`: whether a message can be read (`ZMQ_POLLIN`) or sent
+    /// (`ZMQ_POLLOUT`) without waiting. Asking processes the socket's pending commands (a
+    /// connection attached, a reader woken) without the throttle `zmq_send` applies to them
+    /// (zmq_getsockopt(3)).
+    /// - Returns: the `ZMQ_POLLIN | ZMQ_POLLOUT` bits.
+    /// - Throws: `ZMQError` when the option cannot be read.
+    public func events() throws -> Int32 {
+        var events: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        if zmq_getsockopt(raw, ZMQ_EVENTS, &events, &size) != 0 { throw ZMQError.current("zmq_getsockopt ZMQ_EVENTS") }
+        return events
+    }
+
     // MARK: Options
 
     /// Sets an integer option (`zmq_setsockopt` with an `int`).
