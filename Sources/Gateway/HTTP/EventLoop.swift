@@ -38,8 +38,8 @@ final class EventLoop: @unchecked Sendable {
     var releasedSinceTrim = 0
     var dateSecond: Int64 = 0
     var dateHeader = ""
-    /// The RPC clients' socket sides this loop drives (`HTTPServer.drive`), and the epoll id of
-    /// the first (the others follow).
+    /// The RPC clients' socket sides this loop drives (`HTTPServer.drive`). Pump k's DEALERs are
+    /// watched under the epoll id `firstPumpID + 2k`, its monitor sockets under `+ 2k + 1`.
     var pumps: [RPCPump] = []
     /// When each connection is next looked at for its deadlines (`Connection.checkAtMs`), by id;
     /// entries of closed connections and moved looks are skipped as they come up.
@@ -94,7 +94,9 @@ final class EventLoop: @unchecked Sendable {
                 let id = events[i].data.u64
                 let flags = events[i].events
                 if id >= Self.firstPumpID {
-                    pumpFired[Int(id - Self.firstPumpID)] = true
+                    let k = Int((id - Self.firstPumpID) / 2)
+                    pumpFired[k] = true
+                    if (id - Self.firstPumpID) % 2 == 1 { pumps[k].monitorsSignalled() }
                 } else if id == 0 {
                     acceptAll()
                 } else if id == 1 {
@@ -153,8 +155,11 @@ final class EventLoop: @unchecked Sendable {
         for client in server.drivenClients.withLock({ $0 }) {
             guard let pump = client.takePump() else { continue }
             do {
-                let id = Self.firstPumpID + UInt64(pumps.count)
-                for fd in try pump.fileDescriptors() { add(fd, id: id, events: EPOLLIN.rawValue) }
+                // Pump k: its DEALERs under id firstPumpID + 2k, its monitors under + 2k + 1.
+                let id = Self.firstPumpID + 2 * UInt64(pumps.count)
+                let fds = try pump.fileDescriptors()
+                for fd in fds.dealers { add(fd, id: id, events: EPOLLIN.rawValue) }
+                for fd in fds.monitors { add(fd, id: id + 1, events: EPOLLIN.rawValue) }
                 pumps.append(pump)
             } catch {
                 server.logger.error("rpc.pump_failed", metadata: ["service": client.service, "error": "\(error)"])

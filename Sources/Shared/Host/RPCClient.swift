@@ -346,6 +346,10 @@ public final class RPCPump {
     /// host-name lookup; nil when none is waited for.
     public private(set) var dueMs: Int64?
     private var closed = false
+    /// Whether a driven turn reads the monitors: only this pump reads them, always until they
+    /// have nothing, so their descriptors fire for every new event, and a turn without one
+    /// spares the read (a `poll` inside libzmq for each monitor, each turn).
+    private var monitorsDue = true
 
     fileprivate init(client: RPCClient, replicas: [ReplicaSocket], wakeup: Wakeup, pollsWakeup: Bool) {
         self.client = client
@@ -359,11 +363,18 @@ public final class RPCPump {
         connected = Array(repeating: false, count: replicas.count)
     }
 
-    /// The descriptors a driving loop waits on (`ZMQ_FD` of each DEALER and monitor socket).
+    /// The descriptors a driving loop waits on: `ZMQ_FD` of each DEALER, and of each monitor
+    /// socket (when one of those fires, the loop calls `monitorsSignalled()` before the turn).
     /// - Throws: `ZMQError` when one cannot be read.
-    public func fileDescriptors() throws -> [Int32] {
-        try replicas.flatMap { [try $0.dealer.fileDescriptor(), try $0.connector.monitor.fileDescriptor()] }
+    public func fileDescriptors() throws -> (dealers: [Int32], monitors: [Int32]) {
+        (
+            try replicas.map { try $0.dealer.fileDescriptor() },
+            try replicas.map { try $0.connector.monitor.fileDescriptor() }
+        )
     }
+
+    /// A monitor socket's descriptor fired: the next driven turn reads the monitors.
+    public func monitorsSignalled() { monitorsDue = true }
 
     /// Whether calls wait to be sent.
     public var wantsTurn: Bool { client.hasQueued }
@@ -391,8 +402,11 @@ public final class RPCPump {
         let ready = waiting ? try poller.poll(timeoutMs: waitMs) : []
         if let wakeupIndex, waiting, ready[wakeupIndex] { wakeup.drain() }
         // Connection changes first, so a request is not offered to a replica just lost. A
-        // driven pump reads every monitor each turn: its descriptors only say "look".
-        for (i, replica) in replicas.enumerated() where !waiting || ready[2 * i + 1] {
+        // driven pump reads every monitor when one of their descriptors fired (they only say
+        // "look", so which one is not told).
+        let readMonitors = monitorsDue
+        monitorsDue = false
+        for (i, replica) in replicas.enumerated() where waiting ? ready[2 * i + 1] : readMonitors {
             for code in try replica.connector.receiveEvents() {
                 if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
                     if !connected[i] { client.noteConnected(true) }

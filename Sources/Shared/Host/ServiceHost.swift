@@ -225,12 +225,12 @@ public final class ServiceHost: Service {
     private func loop(_ sockets: (router: ZMQSocket, pub: ZMQSocket)) {
         executor.bind()
         let (router, pub) = sockets
-        let poller = Poller([.socket(router), .fd(wakeup.fd)])
         var inflight: [String: [[UInt8]]] = [:]  // correlation id → routing frames
         var head: Int64 = database?.currentHead() ?? 0
         var nextHeartbeat = Timestamp.nowMs()
         var stopDeadline: Int64? = nil
         do {
+            var waiter = try SocketWait(router, wakeup.fd)
             while true {
                 let now = Timestamp.nowMs()
                 let (publishes, announced) = publishing.withLock { p -> (Bool, Int64?) in
@@ -261,12 +261,13 @@ public final class ServiceHost: Service {
                 if let deadline = stopDeadline, inflight.isEmpty || now >= deadline { break }
                 let timeout =
                     executor.hasPending ? 0 : stopDeadline.map { max(0, min($0 - now, 50)) } ?? max(0, nextHeartbeat - now)
-                let ready = try poller.poll(timeoutMs: Int(timeout))
-                if ready[1] { wakeup.drain() }
-                if ready[0] {
+                let ready = try waiter.wait(timeoutMs: Int(timeout))
+                if ready.fd { wakeup.drain() }
+                if ready.socket {
                     while let frames = try router.receive(dontWait: true) {
                         handleIncoming(frames, router: router, stopping: stopDeadline != nil, inflight: &inflight)
                     }
+                    waiter.readDry()
                 }
                 // The handlers started above, and those whose awaits resumed, run now: their
                 // replies are taken below, in this same turn.
@@ -278,6 +279,7 @@ public final class ServiceHost: Service {
                 for reply in replies {
                     _ = try router.send(reply, dontWait: true)
                 }
+                if !replies.isEmpty { waiter.used() }
                 // Read again after the take: the relay may have started publishing since the top
                 // of this turn and handed over its first events.
                 let publishesNow = !events.isEmpty && publishing.withLock { $0.on }
