@@ -76,3 +76,59 @@ struct TransportTests {
         #expect(try poller.poll(timeoutMs: 0) == [false])
     }
 }
+
+/// `SocketWait`: one `poll(2)` on a socket's `ZMQ_FD` and a wakeup, and the rule that keeps it
+/// from sleeping past a message: after the socket was used, `ZMQ_EVENTS` is asked first. Each
+/// wait is given 10 s: a correct wait returns at once, a wrong one returns empty after it.
+struct SocketWaitTests {
+    /// A ROUTER read dry and a DEALER connected to it over inproc (no I/O thread: each send's
+    /// command reaches the ROUTER's mailbox before `send` returns).
+    private func pair(_ name: String) throws -> (ZMQContext, ZMQSocket, ZMQSocket) {
+        let context = ZMQContext()
+        let router = try ZMQSocket(context, .router)
+        try router.bind("inproc://\(name)")
+        let dealer = try ZMQSocket(context, .dealer)
+        try dealer.connect("inproc://\(name)")
+        #expect(try router.receive(dontWait: true) == nil)
+        return (context, router, dealer)
+    }
+
+    @Test func aMessageAfterTheSocketWasReadDryWakesTheWait() throws {
+        let (context, router, dealer) = try pair("wait-dry")
+        let wakeup = Wakeup()
+        var waiter = try SocketWait(router, wakeup.fd)
+        waiter.readDry()
+        #expect(try dealer.send([Array("hello".utf8)]))
+        let ready = try waiter.wait(timeoutMs: 10_000)
+        #expect(ready.socket && !ready.fd)
+        #expect(try router.receive(dontWait: true)?.last == Array("hello".utf8))
+        withExtendedLifetime(context) {}
+    }
+
+    /// What a send on the socket may do: process the command that announced a message, so the
+    /// descriptor no longer fires for it. After `used()`, the wait finds the message anyway.
+    @Test func aMessageWhoseSignalASendTookIsFoundAfterUse() throws {
+        let (context, router, dealer) = try pair("wait-used")
+        let wakeup = Wakeup()
+        var waiter = try SocketWait(router, wakeup.fd)
+        waiter.readDry()
+        #expect(try dealer.send([Array("hello".utf8)]))
+        #expect(try router.events() & ZMQ_POLLIN != 0)  // the signal is taken here
+        waiter.used()
+        let ready = try waiter.wait(timeoutMs: 10_000)
+        #expect(ready.socket)
+        #expect(try router.receive(dontWait: true)?.last == Array("hello".utf8))
+        withExtendedLifetime(context) {}
+    }
+
+    @Test func theWakeupEndsTheWait() throws {
+        let (context, router, _) = try pair("wait-wakeup")
+        let wakeup = Wakeup()
+        var waiter = try SocketWait(router, wakeup.fd)
+        waiter.readDry()
+        wakeup.signal()
+        let ready = try waiter.wait(timeoutMs: 10_000)
+        #expect(ready.fd)
+        withExtendedLifetime(context) {}
+    }
+}
