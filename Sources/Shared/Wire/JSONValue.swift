@@ -212,7 +212,7 @@ public struct JSONParser {
                     let run = UnsafeBufferPointer(rebasing: all[start..<end])
                     return ascii ? String(decoding: run, as: UTF8.self) : String(validating: run, as: UTF8.self)
                 }
-                guard let text else { throw error("a string is not valid UTF-8") }
+                guard let text else { throw invalidUTF8(from: start, to: end) }
                 i += 1
                 return text
             }
@@ -224,8 +224,31 @@ public struct JSONParser {
         return try escapedString()
     }
 
+    /// The error for a string whose raw bytes `start..<end` (between its quotes) are not UTF-8,
+    /// at the offset of the first byte that does not begin or continue a valid sequence.
+    ///
+    /// The raw bytes are scanned, not the decoded text: escapes are ASCII, so a string's decoded
+    /// text is invalid exactly when its raw bytes are, and the raw offset is the one a client can
+    /// find in its body.
+    private func invalidUTF8(from start: Int, to end: Int) -> JSONParseError {
+        var offset = start
+        bytes.withUnsafeBufferPointer { all in
+            var parser = Unicode.UTF8.ForwardParser()
+            var input = UnsafeBufferPointer(rebasing: all[start..<end]).makeIterator()
+            while true {
+                switch parser.parseScalar(from: &input) {
+                case .valid(let scalar): offset += scalar.count
+                case .error: return
+                case .emptyInput: return
+                }
+            }
+        }
+        return JSONParseError(message: "a string is not valid UTF-8", offset: offset)
+    }
+
     /// A string with escapes (the opening quote already read): decoded into a buffer first.
     private mutating func escapedString() throws -> String {
+        let start = i
         var out: [UInt8] = []
         var plainStart = i
         while true {
@@ -274,7 +297,7 @@ public struct JSONParser {
             }
             plainStart = i
         }
-        guard let text = String(validating: out, as: UTF8.self) else { throw error("a string is not valid UTF-8") }
+        guard let text = String(validating: out, as: UTF8.self) else { throw invalidUTF8(from: start, to: i - 1) }
         return text
     }
 
