@@ -104,6 +104,8 @@ struct ContractTests {
         let (_, token) = try user("b")
         problem(try http.request("GET", "/v1/me"), 401, "unauthorized")
         problem(try http.request("GET", "/v1/me", token: "not-a-token"), 401, "invalid_token")
+        // `Bearer` with only whitespace after it carries no token: the same answer as no header.
+        problem(try http.request("GET", "/v1/me", headers: ["Authorization": "Bearer  \t "]), 401, "unauthorized")
         problem(
             try http.request(
                 "POST", "/v1/posts", token: token, raw: Array("{not json".utf8), headers: ["Content-Type": "application/json"]),

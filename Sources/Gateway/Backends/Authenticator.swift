@@ -13,12 +13,14 @@ struct Authenticator: Sendable {
         guard let header = request.header("authorization") else {
             throw Problem.unauthorized("unauthorized", "an Authorization: Bearer token is required")
         }
+        // An empty token (`Bearer` followed by nothing but spaces and tabs) is a header without
+        // a token, whatever the whitespace: the same answer as `Bearer` alone.
         let parts = header.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+        let token = parts.count == 2 ? parts[1].trimmingOptionalWhitespace() : ""
+        guard parts[0].lowercased() == "bearer", !token.isEmpty else {
             throw Problem.unauthorized("unauthorized", "the Authorization header must be `Bearer <token>`")
         }
-        let token = parts[1].trimmingOptionalWhitespace()
-        guard !token.isEmpty, token.utf8.count <= 512 else {
+        guard token.utf8.count <= 512 else {
             throw Problem.unauthorized("invalid_token", "the token is not valid")
         }
         if let s = tokens.get(token) {

@@ -86,7 +86,9 @@ struct AdmissionPolicy: Sendable, Equatable {
         }
         guard bodyLimit > maxBodyBytes else { return .admit }
         let authorization = headers.first { $0.name == "authorization" }?.value ?? ""
-        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+        guard authorization.prefix(7).lowercased() == "bearer ",
+            !authorization.dropFirst(7).trimmingOptionalWhitespace().isEmpty
+        else {
             return .refuse(.bearerTokenRequired)
         }
         return .authorizeUpload(reserving: declaredLength.map { Int($0) } ?? bodyLimit)

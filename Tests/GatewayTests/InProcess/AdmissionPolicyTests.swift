@@ -21,7 +21,7 @@ import Testing
     }
 
     @Test func anUploadNeedsBearerCredentials() {
-        for value in [nil, "", "Bearer ", "Basic dTpw", "Bearertoken", "Token t"] {
+        for value in [nil, "", "Bearer ", "Bearer  \t ", "Basic dTpw", "Bearertoken", "Token t"] {
             let headers: [(name: String, value: String)] = value.map { [("authorization", $0)] } ?? []
             #expect(
                 policy.decide(bodyLimit: 1_000, declaredLength: 50, headers: headers) == .refuse(.bearerTokenRequired),
