@@ -126,4 +126,19 @@ extension Substring {
 extension String {
     /// The text without leading and trailing optional whitespace (`Substring`'s).
     func trimmingOptionalWhitespace() -> String { self[...].trimmingOptionalWhitespace() }
+
+    /// The text as a message can show it: printable ASCII as is, every other scalar as Swift's
+    /// escape (`\u{00A0}` for a no-break space, `\t` for a tab), cut after `limit` scalars with
+    /// `…` (so an invisible or oversized value a client sent is still readable in an error).
+    func visibleForMessage(limit: Int = 64) -> String {
+        var out = ""
+        for (n, scalar) in unicodeScalars.enumerated() {
+            if n == limit {
+                out += "…"
+                break
+            }
+            out += (0x20..<0x7f).contains(scalar.value) ? String(scalar) : scalar.escaped(asASCII: true)
+        }
+        return out
+    }
 }

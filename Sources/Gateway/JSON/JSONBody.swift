@@ -25,7 +25,8 @@ struct JSONBody: Sendable {
             let media = type.split(separator: ";").first.map { $0.trimmingOptionalWhitespace().lowercased() } ?? ""
             guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
                 throw Problem.unsupportedMediaType(
-                    "the body must be application/json, not \(media.isEmpty ? "an empty type" : media)")
+                    "the body must be application/json, not \(media.isEmpty ? "an empty type" : "`\(media.visibleForMessage())`")"
+                )
             }
         }
         let value: JSONValue
@@ -33,7 +34,7 @@ struct JSONBody: Sendable {
             value = try JSONParser.parse(request.body)
         } catch let e as JSONParseError {
             if let name = e.duplicateName {
-                throw Problem.malformedJSON("the member `\(name)` appears more than once", field: name)
+                throw Problem.malformedJSON("the member `\(name.visibleForMessage())` appears more than once", field: name)
             }
             throw Problem.malformedJSON("the body is not valid JSON: \(e.message) at byte \(e.offset)")
         }

@@ -80,6 +80,27 @@ import Testing
         #expect(throws: JSONParseError.self) { _ = try JSONParser.parse([0x22, 0xff, 0xfe, 0x22]) }
     }
 
+    /// The error names the first bad byte's offset, with and without an escape in the string.
+    @Test func invalidUTF8IsReportedAtTheBadByte() {
+        let prefix = Array(#"{"bio":"a"#.utf8)  // the byte after it is offset 9
+        let cases: [(tail: [UInt8], offset: Int)] = [
+            ([0xc3, 0x28, 0x62, 0x22, 0x7d], 9),  // a lead byte followed by ASCII
+            ([0x5c, 0x6e, 0xc3, 0x28, 0x22, 0x7d], 11),  // the same after an escape
+            ([0xc3, 0xa9, 0xff, 0x22, 0x7d], 11),  // after a valid two-byte sequence
+            ([0xe2, 0x82, 0x22, 0x7d], 9),  // truncated by the closing quote
+        ]
+        for c in cases {
+            do {
+                _ = try JSONParser.parse(prefix + c.tail)
+                Issue.record("accepted \(c.tail)")
+            } catch let e as JSONParseError {
+                #expect(e.message == "a string is not valid UTF-8" && e.offset == c.offset, "\(c.tail): \(e)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
     /// Integers out of range, fractions and exponents get one answer whatever the number's size.
     @Test func numbersOutOfRangeGetTheSameAnswerWhateverTheirSize() throws {
         let request = { (body: String) in
@@ -152,5 +173,43 @@ import Testing
         #expect("".trimmingOptionalWhitespace() == "")
         #expect("\u{A0}x\u{A0}".trimmingOptionalWhitespace() == "\u{A0}x\u{A0}")
         #expect("a, b ,c".split(separator: ",").map { $0.trimmingOptionalWhitespace() } == ["a", "b", "c"])
+    }
+}
+
+/// What a client sent, quoted in an error message: invisible and non-ASCII characters escaped,
+/// long values cut, and the 415 and duplicate-member answers using it.
+@Suite struct VisibleForMessageTests {
+    @Test func invisibleCharactersAreEscapedAndLongValuesCut() {
+        #expect("application/xml".visibleForMessage() == "application/xml")
+        #expect("application/json\u{A0}".visibleForMessage() == "application/json\\u{00A0}")
+        #expect("a\tb".visibleForMessage() == "a\\tb")
+        #expect("앨".visibleForMessage() == "\\u{C568}")
+        #expect(String(repeating: "x", count: 100).visibleForMessage(limit: 4) == "xxxx…")
+    }
+
+    @Test func theAnswersQuoteTheValueVisibly() {
+        func request(_ contentType: String, _ body: String) -> HTTPRequest {
+            HTTPRequest(
+                method: "POST", path: "/", rawQuery: nil, headers: HTTPHeaders(fields: [("content-type", contentType)]),
+                body: Array(body.utf8), peerAddress: "127.0.0.1")
+        }
+        do {
+            _ = try JSONBody(request("application/json\u{A0}; charset=utf-8", "{}"))
+            Issue.record("accepted a content type with a no-break space")
+        } catch let p as Problem {
+            #expect(p.status == 415 && p.detail == "the body must be application/json, not `application/json\\u{00A0}`")
+        } catch {
+            Issue.record("\(error)")
+        }
+        let long = String(repeating: "n", count: 1_000)
+        do {
+            _ = try JSONBody(request("application/json", "{\"\(long)\": 1, \"\(long)\": 2}"))
+            Issue.record("accepted a repeated member")
+        } catch let p as Problem {
+            #expect(p.status == 400 && p.errors?.first?.field == long)
+            #expect(p.detail == "the member `\(String(repeating: "n", count: 64))…` appears more than once")
+        } catch {
+            Issue.record("\(error)")
+        }
     }
 }
