@@ -29,6 +29,8 @@ final class FakeBackends: Sendable {
         /// `profile.read_media` answer 503 (ProfileService restarting); a negative count fails
         /// every one.
         var failChunkReads = (count: 0, from: 0)
+        /// `notification.notifications_since` calls still to answer with 503.
+        var failSinceReads = 0
     }
     let context = ZMQContext()
     let auth: ServiceHost
@@ -297,6 +299,14 @@ final class FakeBackends: Sendable {
                 followState: req.viewerId == "u-\(req.username)" ? .self : .following)
         }
         notification.on(Notifications.NotificationsSince.self) { [self] req, _ in
+            let fail = state.withLock { s -> Bool in
+                defer { s.failSinceReads = max(0, s.failSinceReads - 1) }
+                return s.failSinceReads > 0
+            }
+            if fail {
+                count(Notifications.NotificationsSince.type)
+                throw ServiceError.unavailable("notification")
+            }
             let all = state.withLock { $0.notifications[req.recipientId] ?? [] }
             defer { count(Notifications.NotificationsSince.type) }  // counted once the answer is fixed
             return .init(

@@ -164,6 +164,27 @@ import Testing
         stream.close()
     }
 
+    /// A read of the missing notifications that fails (NotificationService restarting) is tried
+    /// again shortly, not only at the next heads check, which is off here.
+    @Test func aFailedReadOfAGapIsTriedAgain() async throws {
+        let h = try await GatewayHarness.start(["GATEWAY_STREAM_CHECK_MS": "3600000"])
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        h.fakes.addUser("bob")
+        let stream = try SSEClient(port: h.port, token: alice)
+        #expect(await stream.waitUntilOpen())
+        try await waitUntilLive(h)
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 1))
+        h.fakes.state.withLock { $0.failSinceReads = 2 }
+        try await h.fakes.notify("alice", from: "bob", type: .follow, deliver: false)
+        try await h.fakes.notify("alice", from: "bob")
+        #expect(await stream.waitFor(count: 3))
+        #expect(stream.events.map(\.id) == ["1", "2", "3"])
+        #expect(try await repairs(h, "failed") >= 2)
+        stream.close()
+    }
+
     /// The last notification before a silence has nothing after it to show a gap: the periodic
     /// heads check finds it.
     @Test func theLastMessageBeforeASilenceArrivesThroughTheHeadsCheck() async throws {

@@ -47,6 +47,10 @@ final class LiveNotifications: Sendable {
     private let subscriber = Locked<TopicSubscriber?>(nil)
     /// Pending events held per channel beyond which they are dropped and read again instead.
     static let pendingLimit = 1_000
+    /// How often a failed read of what a channel misses is tried again at once, 100 ms apart
+    /// and doubling (about 3 s in all), before it is left to the heads check: a welcome right
+    /// after NotificationService restarted can come before the RPC connection to it is back.
+    static let syncRetries = 5
 
     init(notification: Backend, users: UserLookup, metrics: Metrics, logger: Logger) {
         self.notification = notification
@@ -250,7 +254,8 @@ final class LiveNotifications: Sendable {
 
     /// Reads what the channel misses from NotificationService (one reader per channel at a time;
     /// a request meanwhile makes it read once more).
-    private func sync(_ userId: String) {
+    /// - Parameter attempt: how many reads for this channel failed in a row before this one.
+    private func sync(_ userId: String, attempt: Int = 0) {
         let start = state.withLock { s -> Bool in
             guard s.channels[userId] != nil else { return false }
             if s.channels[userId]!.syncing {
@@ -261,10 +266,10 @@ final class LiveNotifications: Sendable {
             return true
         }
         guard start else { return }
-        Task { await self.runSync(userId) }
+        Task { await self.runSync(userId, attempt: attempt) }
     }
 
-    private func runSync(_ userId: String) async {
+    private func runSync(_ userId: String, attempt: Int) async {
         while true {
             guard let after = state.withLock({ $0.channels[userId]?.seen }) else { return }
             let page: Notifications.NotificationsSince.Reply
@@ -274,10 +279,14 @@ final class LiveNotifications: Sendable {
                     Notifications.NotificationsSince.self, .init(recipientId: userId, afterSeq: after, limit: 200))
                 actors = try await users.users(page.items.map(\.actorId))
             } catch {
-                // Tried again on the next heads check.
-                logger.info("stream.sync_failed", metadata: ["error": "\(error)"])
+                // Tried again a few times, then on the next heads check.
+                logger.info("stream.sync_failed", metadata: ["error": "\(error)", "attempt": "\(attempt)"])
                 state.withLock { $0.channels[userId]?.syncing = false }
                 metrics.streamRepair("failed")
+                if attempt < Self.syncRetries {
+                    try? await Task.sleep(for: .milliseconds(100 << attempt))
+                    sync(userId, attempt: attempt + 1)
+                }
                 return
             }
             let more = state.withLock { s -> Bool in
