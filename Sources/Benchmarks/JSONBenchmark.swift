@@ -4,7 +4,8 @@ import Shared
 /// `Benchmarks json [iterations]`: encodes the shapes the services send most (a page of 20
 /// notifications with their actors, one event envelope, one PublicUser) with `JSONWriter`
 /// (`WireJSON.encode`) and, in the same run, with Foundation's `JSONEncoder` (`.sortedKeys`)
-/// as the peer; prints encodes per second, ns per encode and the ratio. Then decodes the same bytes
+/// as the peer, and a request and a reply envelope as the hosts write them (`encoded()`); prints
+/// encodes per second, ns per encode and the ratio. Then decodes the same bytes
 /// with `WireJSON.decode` (our strict parser and tree decoder) beside Foundation's `JSONDecoder`.
 /// In-process, no services.
 enum JSONBenchmark {
@@ -74,6 +75,17 @@ enum JSONBenchmark {
         try encodeRow("page of 20", page, iterations / 10)
         try encodeRow("event envelope", envelope, iterations)
         try encodeRow("PublicUser", user, iterations)
+        // The envelopes as the hosts write them (`encoded()`: the envelope's members written
+        // directly around the body) beside Foundation encoding the same value.
+        let request = RequestEnvelope(
+            id: RandomID.make(), type: "profile.get_header", deadline: 1_780_000_000_000, trace: RandomID.make(),
+            body: Body(followerId: "u1", followeeId: "u2", following: true, notifyPosts: false))
+        let reply = ReplyEnvelope(id: request.id, type: request.type, body: user, error: nil)
+        try row(
+            "request envelope", iterations, ours: { try request.encoded().count },
+            theirs: { try foundation.encode(request).count })
+        try row(
+            "reply envelope", iterations, ours: { try reply.encoded().count }, theirs: { try foundation.encode(reply).count })
         print("shape            wire dec/s     Foundation dec/s   wire ns     Foundation ns   ratio")
         try decodeRow("page of 20", page, iterations / 10)
         try decodeRow("event envelope", envelope, iterations)

@@ -31,6 +31,66 @@ struct GoldenJSONTests {
         )
     }
 
+    /// The envelopes' direct writers give the same bytes as the Codable writer: members sorted,
+    /// absent members left out, strings escaped, whatever the body.
+    @Test func directEnvelopeWritersMatchTheCodableWriter() throws {
+        func same<T: Encodable>(_ value: T, _ direct: [UInt8]) throws {
+            let codable = try WireJSON.encode(value)
+            #expect(
+                direct == codable, "\(String(decoding: direct, as: UTF8.self)) != \(String(decoding: codable, as: UTF8.self))")
+            #expect(throws: Never.self) { _ = try JSONParser.parse(direct) }
+        }
+        for (id, type, trace) in [("c0ffee", "auth.login", "t1"), ("a\"b\\c\n\u{1}", "앨리스/é", ""), ("", "", "x")] {
+            for deadline: Int64 in [0, -5, 1_764_439_490_123, .max] {
+                let login = RequestEnvelope(
+                    id: id, type: type, deadline: deadline, trace: trace,
+                    body: Auth.Login.Request(login: "alice \"x\"", password: "pw"))
+                try same(login, try login.encoded())
+                let empty = RequestEnvelope(id: id, type: type, deadline: deadline, trace: trace, body: Empty())
+                try same(empty, try empty.encoded())
+            }
+            let ok = ReplyEnvelope(
+                id: id, type: type, body: Notifications.Unfollow.Reply(followState: .notFollowing), error: nil)
+            try same(ok, try ok.encoded())
+            let failed = ReplyEnvelope<Empty>(
+                id: id, type: type, body: nil,
+                error: ServiceError(
+                    code: "invalid_email", message: "m", status: 400,
+                    fields: [FieldError(field: "email", code: "invalid_email", message: "not \"an\" email")], retryAfter: 3))
+            try same(failed, try failed.encoded())
+            let neither = ReplyEnvelope<Empty>(id: id, type: type, body: nil, error: nil)
+            try same(neither, try neither.encoded())
+            let both = ReplyEnvelope(id: id, type: type, body: Empty(), error: .notFound("x"))
+            try same(both, try both.encoded())
+        }
+    }
+
+    /// The hosts' direct header reader takes what the Codable decoder takes and refuses what it
+    /// refuses.
+    @Test func theDirectHeaderReaderAgreesWithTheDecoder() throws {
+        let good = #"{"body":{},"deadline":1764439490123,"id":"c0ffee","trace":"t1","type":"auth.login","v":1}"#
+        let variants = [
+            good, #"{"v":1,"id":"a\"b","type":"x","deadline":-3,"trace":"","extra":[1]}"#,
+            #"{"v":1,"id":"a","type":"x","deadline":1.5,"trace":"t"}"#,
+            #"{"v":1,"id":"a","type":"x","deadline":1e3,"trace":"t"}"#,
+            #"{"v":"1","id":"a","type":"x","deadline":1,"trace":"t"}"#, #"{"v":1,"id":7,"type":"x","deadline":1,"trace":"t"}"#,
+            #"{"v":1,"type":"x","deadline":1,"trace":"t"}"#, #"{"v":1,"id":"a","type":"x","deadline":1,"trace":null}"#,
+            #"{"v":1,"id":"a","type":"x","deadline":99999999999999999999,"trace":"t"}"#,
+        ]
+        for text in variants {
+            guard case .object(let object) = try JSONParser.parse(Array(text.utf8)) else {
+                Issue.record("not an object: \(text)")
+                continue
+            }
+            let codable = try? WireJSON.decode(RequestHeader.self, from: .object(object))
+            #expect(RequestHeader(object) == codable, "\(text)")
+        }
+        guard case .object(let object) = try JSONParser.parse(Array(good.utf8)) else { return }
+        #expect(
+            RequestHeader(object)
+                == RequestHeader(v: 1, id: "c0ffee", type: "auth.login", deadline: 1_764_439_490_123, trace: "t1"))
+    }
+
     @Test func mediaMessages() throws {
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
         let id = String(repeating: "ab", count: 32)

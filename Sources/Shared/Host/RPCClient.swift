@@ -197,22 +197,29 @@ public final class RPCClient: Sendable {
             let id = RandomID.unique()
             let envelope = RequestEnvelope(id: id, type: R.type, deadline: deadline, trace: trace, body: request)
             let bytes: [UInt8]
-            do { bytes = try WireJSON.encode(envelope) } catch {
+            do { bytes = try envelope.encoded() } catch {
                 throw ServiceError.internal("cannot encode \(R.type): \(error)")
             }
             let outcome = await send(id: id, frames: binary.map { [[], bytes, $0] } ?? [[], bytes], deadline: deadline)
             let now = Timestamp.nowMs()
             switch outcome {
             case .reply(let data, let replyBinary):
-                let reply: ReplyEnvelope<R.Reply>
-                do { reply = try WireJSON.decode(ReplyEnvelope<R.Reply>.self, from: .object(data)) } catch {
-                    if let header = try? WireJSON.decode(ReplyHeader.self, from: .object(data)), let error = header.error {
-                        throw error.receivedFromPeer()
+                // The envelope's `error` and `body` members are decoded directly (a `null` is
+                // absent, as for the Codable envelope); the envelope's own keyed container cost
+                // as much as a small body.
+                if let error = data["error"], error != .null {
+                    guard let error = try? WireJSON.decode(ServiceError.self, from: error) else {
+                        throw ServiceError.internal("cannot decode the error replying to \(R.type)")
                     }
+                    throw error.receivedFromPeer()
+                }
+                guard let value = data["body"], value != .null else {
+                    throw ServiceError.internal("reply to \(R.type) has no body")
+                }
+                let body: R.Reply
+                do { body = try WireJSON.decode(R.Reply.self, from: value) } catch {
                     throw ServiceError.internal("cannot decode reply to \(R.type): \(error)")
                 }
-                if let error = reply.error { throw error.receivedFromPeer() }
-                guard let body = reply.body else { throw ServiceError.internal("reply to \(R.type) has no body") }
                 return (body, replyBinary)
             case .timedOut:
                 throw ServiceError.timeout(service)

@@ -142,7 +142,7 @@ public final class ServiceHost: Service {
                     id: context.correlationId, type: context.type, body: nil,
                     error: .badRequest(.malformedBody, "body does not match \(context.type): \(error)"))
             }
-            let envelope = (try? WireJSON.encode(reply)) ?? []
+            let envelope = (try? reply.encoded()) ?? []
             return replyBinary.map { [envelope, $0] } ?? [envelope]
         }
         handlers.withLock { $0[R.type] = wrapped }
@@ -302,7 +302,7 @@ public final class ServiceHost: Service {
             let reply = ReplyEnvelope<Empty>(
                 id: id, type: "", body: nil,
                 error: ServiceError(.shuttingDown, message: "\(name) is shutting down", status: 503))
-            if let bytes = try? WireJSON.encode(reply) { _ = try? router.send(routing + [bytes], dontWait: true) }
+            if let bytes = try? reply.encoded() { _ = try? router.send(routing + [bytes], dontWait: true) }
         }
         router.close()
         pub.close()
@@ -341,11 +341,11 @@ public final class ServiceHost: Service {
         func reply(_ id: String, _ type: String, _ error: ServiceError) {
             count("requests.rejected")
             let envelope = ReplyEnvelope<Empty>(id: id, type: type, body: nil, error: error)
-            if let bytes = try? WireJSON.encode(envelope) { _ = try? router.send(routing + [bytes], dontWait: true) }
+            if let bytes = try? envelope.encoded() { _ = try? router.send(routing + [bytes], dontWait: true) }
         }
         // Parsed once, here: the header routes the request, the body goes to its handler.
         guard case .object(let envelope)? = try? JSONParser.parse(payload),
-            let header = try? WireJSON.decode(RequestHeader.self, from: .object(envelope))
+            let header = RequestHeader(envelope)
         else {
             reply("", "", .badRequest(.malformedEnvelope, "not a request envelope"))
             return
@@ -369,7 +369,7 @@ public final class ServiceHost: Service {
         if header.type == Ops.Ping.type {
             count("requests.\(header.type)")
             let body = Ops.Ping.Reply(service: name, uptimeMs: Timestamp.nowMs() - startedMs, counters: counterSnapshot())
-            if let bytes = try? WireJSON.encode(ReplyEnvelope(id: header.id, type: header.type, body: body, error: nil)) {
+            if let bytes = try? ReplyEnvelope(id: header.id, type: header.type, body: body, error: nil).encoded() {
                 _ = try? router.send(routing + [bytes], dontWait: true)
             }
             return
