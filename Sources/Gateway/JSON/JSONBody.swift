@@ -22,11 +22,27 @@ struct JSONBody: Sendable {
             throw Problem.unsupportedMediaType("the body must be application/json, and no Content-Type says so")
         }
         if let type = request.header("content-type") {
-            let media = type.split(separator: ";").first.map { $0.trimmingOptionalWhitespace().lowercased() } ?? ""
+            let parts = type.split(separator: ";", omittingEmptySubsequences: false)
+            let media = parts.first.map { $0.trimmingOptionalWhitespace().lowercased() } ?? ""
             guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
                 throw Problem.unsupportedMediaType(
                     "the body must be application/json, not \(media.isEmpty ? "an empty type" : "`\(media.visibleForMessage())`")"
                 )
+            }
+            // RFC 8259 §8.1: JSON between systems is UTF-8. A `charset` parameter naming anything
+            // else is refused rather than read as UTF-8 (RFC 9110 §8.3.1: case-insensitive,
+            // possibly a quoted string).
+            for parameter in parts.dropFirst() {
+                let pair = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard pair.count == 2, pair[0].trimmingOptionalWhitespace().lowercased() == "charset" else { continue }
+                var charset = pair[1].trimmingOptionalWhitespace()
+                if charset.count >= 2, charset.hasPrefix("\""), charset.hasSuffix("\"") {
+                    charset = String(charset.dropFirst().dropLast())
+                }
+                guard charset.lowercased() == "utf-8" else {
+                    throw Problem.unsupportedMediaType(
+                        "a JSON body must be UTF-8 (RFC 8259 §8.1), not charset `\(charset.visibleForMessage())`")
+                }
             }
         }
         let value: JSONValue

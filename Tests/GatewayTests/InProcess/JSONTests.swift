@@ -201,6 +201,19 @@ import Testing
         } catch {
             Issue.record("\(error)")
         }
+        for accepted in ["application/json; charset=utf-8", "application/json;CHARSET=\"UTF-8\"", "application/json; v=1"] {
+            #expect(throws: Never.self, "\(accepted)") { _ = try JSONBody(request(accepted, "{}")) }
+        }
+        for refused in ["application/json; charset=utf-16", "application/json;charset=\"latin1\"", "application/json; charset="] {
+            do {
+                _ = try JSONBody(request(refused, "{}"))
+                Issue.record("accepted \(refused)")
+            } catch let p as Problem {
+                #expect(p.status == 415 && p.detail.hasPrefix("a JSON body must be UTF-8"), "\(refused): \(p.detail)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
         let long = String(repeating: "n", count: 1_000)
         do {
             _ = try JSONBody(request("application/json", "{\"\(long)\": 1, \"\(long)\": 2}"))
