@@ -5,7 +5,8 @@ import Synchronization
     import Glibc
 #endif
 
-/// An eventfd that another thread signals to wake a socket loop blocked in `Poller.poll`.
+/// An eventfd that another thread signals to wake a socket loop blocked on it (`Poller.poll`,
+/// `SocketWait.wait`, or the gateway's epoll loop).
 ///
 /// This is how async code hands work to a thread that owns sockets without touching them:
 /// it appends to a locked queue and calls `signal()`; the loop polls `fd`, calls `drain()`
