@@ -155,6 +155,25 @@ import Testing
         #expect(answers.first?.text.contains("Authorization") == true)
     }
 
+    /// An `Authorization` header whose value is empty, or only spaces and tabs, carries no
+    /// credentials: 401 `unauthorized`, as without the header (an empty value once crashed the
+    /// gateway), and the gateway goes on answering.
+    @Test func anEmptyAuthorizationValueIsUnauthorized() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        for value in ["", " \t ", "Bearer", "Bearer \t"] {
+            let answers = try exchange(
+                h, "GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthorization:\(value)\r\nConnection: close\r\n\r\n")
+            #expect(answers.count == 1 && answers.first?.status == 401, "`\(value)`")
+            #expect(answers.first?.text.contains("\"unauthorized\"") == true, "`\(value)`")
+        }
+        let after = try exchange(
+            h,
+            "GET /v1/notifications HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(alice)\r\nConnection: close\r\n\r\n")
+        #expect(after.first?.status == 200)
+    }
+
     @Test func aRouteThatTakesNoBodyRefusesMembers() async throws {
         let h = try await GatewayHarness.start()
         defer { h.stop() }

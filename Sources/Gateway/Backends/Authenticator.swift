@@ -17,7 +17,7 @@ struct Authenticator: Sendable {
         // a token, whatever the whitespace: the same answer as `Bearer` alone.
         let parts = header.split(separator: " ", maxSplits: 1)
         let token = parts.count == 2 ? parts[1].trimmingOptionalWhitespace() : ""
-        guard parts[0].lowercased() == "bearer", !token.isEmpty else {
+        guard let scheme = parts.first, scheme.lowercased() == "bearer", !token.isEmpty else {
             throw Problem.unauthorized("unauthorized", "the Authorization header must be `Bearer <token>`")
         }
         guard token.utf8.count <= 512 else {
