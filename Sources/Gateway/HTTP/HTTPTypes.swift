@@ -127,9 +127,13 @@ extension String {
     /// The text without leading and trailing optional whitespace (`Substring`'s).
     func trimmingOptionalWhitespace() -> String { self[...].trimmingOptionalWhitespace() }
 
-    /// The text as a message can show it: printable ASCII as is, every other scalar as Swift's
-    /// escape (`\u{00A0}` for a no-break space, `\t` for a tab), cut after `limit` scalars with
-    /// `…` (so an invisible or oversized value a client sent is still readable in an error).
+    /// The text as a message can show it between backticks: visible characters as they are
+    /// (Korean, accented letters, emoji), and as Swift's escapes (`\u{00A0}`, `\t`) every
+    /// character that shows nothing or could be mistaken for another — controls, format
+    /// characters, separators other than the space, private-use and unassigned code points — and
+    /// the backslash and backtick that would make the quoting ambiguous; cut after `limit`
+    /// scalars with `…`. So an invisible or oversized value a client sent is still readable in an
+    /// error.
     func visibleForMessage(limit: Int = 64) -> String {
         var out = ""
         for (n, scalar) in unicodeScalars.enumerated() {
@@ -137,8 +141,22 @@ extension String {
                 out += "…"
                 break
             }
-            out += (0x20..<0x7f).contains(scalar.value) ? String(scalar) : scalar.escaped(asASCII: true)
+            // Swift's escape leaves a backtick as it is: written as its code point instead.
+            out +=
+                Self.isPlainlyVisible(scalar)
+                ? String(scalar) : scalar == "`" ? "\\u{60}" : scalar.escaped(asASCII: true)
         }
         return out
+    }
+
+    private static func isPlainlyVisible(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar.isASCII { return (0x20..<0x7f).contains(scalar.value) && scalar != "\\" && scalar != "`" }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate,
+            .unassigned, .nonspacingMark, .enclosingMark:
+            return false
+        default:
+            return true
+        }
     }
 }

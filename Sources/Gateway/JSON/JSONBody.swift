@@ -23,10 +23,11 @@ struct JSONBody: Sendable {
         }
         if let type = request.header("content-type") {
             let parts = type.split(separator: ";", omittingEmptySubsequences: false)
-            let media = parts.first.map { $0.trimmingOptionalWhitespace().lowercased() } ?? ""
+            let sent = parts.first.map { $0.trimmingOptionalWhitespace() } ?? ""
+            let media = sent.lowercased()
             guard media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json")) else {
                 throw Problem.unsupportedMediaType(
-                    "the body must be application/json, not \(media.isEmpty ? "an empty type" : "`\(media.visibleForMessage())`")"
+                    "the body must be application/json, not \(media.isEmpty ? "an empty type" : "`\(sent.visibleForMessage())`")"
                 )
             }
             // RFC 8259 §8.1: JSON between systems is UTF-8. A `charset` parameter naming anything

@@ -183,7 +183,9 @@ import Testing
         #expect("application/xml".visibleForMessage() == "application/xml")
         #expect("application/json\u{A0}".visibleForMessage() == "application/json\\u{00A0}")
         #expect("a\tb".visibleForMessage() == "a\\tb")
-        #expect("앨".visibleForMessage() == "\\u{C568}")
+        #expect("앨리스 é 😀".visibleForMessage() == "앨리스 é 😀")
+        #expect("a\\b`c".visibleForMessage() == "a\\\\b\\u{60}c")
+        #expect("e\u{301}\u{200B}\u{2028}\u{E000}".visibleForMessage() == "e\\u{0301}\\u{200B}\\u{2028}\\u{E000}")
         #expect(String(repeating: "x", count: 100).visibleForMessage(limit: 4) == "xxxx…")
     }
 
@@ -194,10 +196,10 @@ import Testing
                 body: Array(body.utf8), peerAddress: "127.0.0.1")
         }
         do {
-            _ = try JSONBody(request("application/json\u{A0}; charset=utf-8", "{}"))
+            _ = try JSONBody(request("Application/JSON\u{A0}; charset=utf-8", "{}"))
             Issue.record("accepted a content type with a no-break space")
         } catch let p as Problem {
-            #expect(p.status == 415 && p.detail == "the body must be application/json, not `application/json\\u{00A0}`")
+            #expect(p.status == 415 && p.detail == "the body must be application/json, not `Application/JSON\\u{00A0}`")
         } catch {
             Issue.record("\(error)")
         }
