@@ -98,13 +98,19 @@ extension RequestEnvelope {
         JSONWriter.appendString(id, to: &out)
         out += #","trace":"#.utf8
         JSONWriter.appendString(trace, to: &out)
-        out += #","type":"#.utf8
-        JSONWriter.appendString(type, to: &out)
-        out += #","v":"#.utf8
-        out += String(v).utf8
-        out.append(UInt8(ascii: "}"))
+        out.append(UInt8(ascii: ","))
+        appendEnvelopeEnd(type: type, v: v, to: &out)
         return out
     }
+}
+
+/// Writes the members every envelope ends with, `"type":"…","v":N}`, after the caller's comma.
+private func appendEnvelopeEnd(type: String, v: Int, to out: inout [UInt8]) {
+    out += #""type":"#.utf8
+    JSONWriter.appendString(type, to: &out)
+    out += #","v":"#.utf8
+    out += String(v).utf8
+    out.append(UInt8(ascii: "}"))
 }
 
 extension ReplyEnvelope {
@@ -130,11 +136,8 @@ extension ReplyEnvelope {
         }
         out += #""id":"#.utf8
         JSONWriter.appendString(id, to: &out)
-        out += #","type":"#.utf8
-        JSONWriter.appendString(type, to: &out)
-        out += #","v":"#.utf8
-        out += String(v).utf8
-        out.append(UInt8(ascii: "}"))
+        out.append(UInt8(ascii: ","))
+        appendEnvelopeEnd(type: type, v: v, to: &out)
         return out
     }
 }
