@@ -180,7 +180,8 @@ struct Dispatcher: Sendable {
         switch router.match(method: method, rawPath: rawPath) {
         case .methodNotAllowed(let allowed): return Self.methodNotAllowed(method, allowed).response
         case .malformed(let message): return Problem(status: 400, code: "invalid_path", detail: message).response
-        case .notFound, .found: return Problem.notFound("no route for \(method) \(rawPath)").response
+        case .notFound, .found:
+            return Problem.notFound("no route for \(method) `\(String(rawPath).visibleForMessage(limit: 256))`").response
         }
     }
 
@@ -230,7 +231,7 @@ struct Dispatcher: Sendable {
         case .malformed(let message):
             response = Problem(status: 400, code: "invalid_path", detail: message).response
         case .notFound:
-            response = Problem.notFound("no route for \(http.method) \(http.path)").response
+            response = Problem.notFound("no route for \(http.method) `\(http.path.visibleForMessage(limit: 256))`").response
         case .methodNotAllowed(let allowed):
             response = Self.methodNotAllowed(http.method, allowed).response
         case .found(let route, let params):

@@ -155,6 +155,23 @@ import Testing
         #expect(answers.first?.text.contains("Authorization") == true)
     }
 
+    /// Two `Content-Type` headers are refused, whichever comes first: which media type counts
+    /// would be ambiguous.
+    @Test func twoContentTypeHeadersAreRefused() async throws {
+        let h = try await GatewayHarness.start()
+        defer { h.stop() }
+        let alice = h.fakes.addUser("alice")
+        for (first, second) in [("application/json", "text/plain"), ("text/plain", "application/json")] {
+            let answers = try exchange(
+                h,
+                "POST /v1/notifications/read HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(alice)\r\n"
+                    + "Content-Type: \(first)\r\ncontent-type: \(second)\r\nContent-Length: 2\r\n"
+                    + "Connection: close\r\n\r\n{}")
+            #expect(answers.count == 1 && answers.first?.status == 400)
+            #expect(answers.first?.text.contains("duplicate_header") == true)
+        }
+    }
+
     /// An `Authorization` header whose value is empty, or only spaces and tabs, carries no
     /// credentials: 401 `unauthorized`, as without the header (an empty value once crashed the
     /// gateway), and the gateway goes on answering.

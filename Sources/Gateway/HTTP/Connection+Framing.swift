@@ -108,12 +108,14 @@ extension Connection {
         if p.http_minor >= 1 && hosts != 1 {
             return refuse(400, "bad_request", "an HTTP/1.1 request needs exactly one Host header (RFC 9112 §3.2)")
         }
-        if headers.filter({ $0.name == "authorization" }).count > 1 {
-            // Not a list (RFC 9110 §5.3, §11.6.2): which credentials would count is ambiguous.
+        // Not lists (RFC 9110 §5.3): which credentials (§11.6.2) or which media type (§8.3) would
+        // count is ambiguous.
+        for (name, shown) in [("authorization", "Authorization"), ("content-type", "Content-Type")]
+        where headers.filter({ $0.name == name }).count > 1 {
             answer = ServerAnswer(
                 Problem(
-                    status: 400, code: "duplicate_header", detail: "the Authorization header appears more than once",
-                    errors: [FieldError(field: "Authorization", code: "duplicate_header", message: "may appear only once")]
+                    status: 400, code: "duplicate_header", detail: "the \(shown) header appears more than once",
+                    errors: [FieldError(field: shown, code: "duplicate_header", message: "may appear only once")]
                 ).response)
             return false
         }

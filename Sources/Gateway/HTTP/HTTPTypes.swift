@@ -149,6 +149,13 @@ extension String {
         return out
     }
 
+    /// A client's member name as `errors[].field` carries it: as sent, or, past `limit` scalars,
+    /// its first `limit` and `…` (a name that long is no field of ours, and echoing it whole
+    /// would answer a 1 MB body with half a megabyte).
+    func cutForField(limit: Int = 64) -> String {
+        unicodeScalars.count > limit ? String(String.UnicodeScalarView(unicodeScalars.prefix(limit))) + "…" : self
+    }
+
     private static func isPlainlyVisible(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII { return (0x20..<0x7f).contains(scalar.value) && scalar != "\\" && scalar != "`" }
         switch scalar.properties.generalCategory {

@@ -79,10 +79,14 @@ struct Problem: Error, Sendable {
             status: 400, code: "invalid_field", detail: "\(field): \(message)",
             errors: [FieldError(field: field, code: code, message: message)])
     }
+    /// 400 `unknown_field`: the member's name is quoted visibly and, like `errors[].field`, cut
+    /// after 64 characters (`String.visibleForMessage`), so a huge name is not echoed back whole.
     static func unknownField(_ field: String) -> Problem {
         Problem(
-            status: 400, code: "unknown_field", detail: "unknown field `\(field)`",
-            errors: [FieldError(field: field, code: "unknown_field", message: "is not a field of this request")])
+            status: 400, code: "unknown_field", detail: "unknown field `\(field.visibleForMessage())`",
+            errors: [
+                FieldError(field: field.cutForField(), code: "unknown_field", message: "is not a field of this request")
+            ])
     }
     static func malformedJSON(_ detail: String, field: String? = nil) -> Problem {
         Problem(

@@ -42,7 +42,8 @@ struct JSONBody: Sendable {
                 }
                 guard charset.lowercased() == "utf-8" else {
                     throw Problem.unsupportedMediaType(
-                        "a JSON body must be UTF-8 (RFC 8259 §8.1), not charset `\(charset.visibleForMessage())`")
+                        "a JSON body must be UTF-8 (RFC 8259 §8.1), not "
+                            + (charset.isEmpty ? "an empty charset" : "charset `\(charset.visibleForMessage())`"))
                 }
             }
         }
@@ -51,7 +52,8 @@ struct JSONBody: Sendable {
             value = try JSONParser.parse(request.body)
         } catch let e as JSONParseError {
             if let name = e.duplicateName {
-                throw Problem.malformedJSON("the member `\(name.visibleForMessage())` appears more than once", field: name)
+                throw Problem.malformedJSON(
+                    "the member `\(name.visibleForMessage())` appears more than once", field: name.cutForField())
             }
             throw Problem.malformedJSON("the body is not valid JSON: \(e.message) at byte \(e.offset)")
         }

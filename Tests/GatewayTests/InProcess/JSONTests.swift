@@ -189,6 +189,13 @@ import Testing
         #expect(String(repeating: "x", count: 100).visibleForMessage(limit: 4) == "xxxx…")
     }
 
+    @Test func anUnknownFieldIsQuotedVisiblyAndCut() {
+        let odd = Problem.unknownField("a`b\u{A0}")
+        #expect(odd.detail == "unknown field `a\\u{60}b\\u{00A0}`" && odd.errors?.first?.field == "a`b\u{A0}")
+        let long = Problem.unknownField(String(repeating: "z", count: 300_000))
+        #expect(long.detail.count < 100 && long.errors?.first?.field == String(repeating: "z", count: 64) + "…")
+    }
+
     @Test func theAnswersQuoteTheValueVisibly() {
         func request(_ contentType: String, _ body: String) -> HTTPRequest {
             HTTPRequest(
@@ -206,6 +213,8 @@ import Testing
         for accepted in ["application/json; charset=utf-8", "application/json;CHARSET=\"UTF-8\"", "application/json; v=1"] {
             #expect(throws: Never.self, "\(accepted)") { _ = try JSONBody(request(accepted, "{}")) }
         }
+        let empty = #expect(throws: Problem.self) { _ = try JSONBody(request("application/json; charset=", "{}")) }
+        #expect(empty?.detail == "a JSON body must be UTF-8 (RFC 8259 §8.1), not an empty charset")
         for refused in ["application/json; charset=utf-16", "application/json;charset=\"latin1\"", "application/json; charset="] {
             do {
                 _ = try JSONBody(request(refused, "{}"))
@@ -221,7 +230,7 @@ import Testing
             _ = try JSONBody(request("application/json", "{\"\(long)\": 1, \"\(long)\": 2}"))
             Issue.record("accepted a repeated member")
         } catch let p as Problem {
-            #expect(p.status == 400 && p.errors?.first?.field == long)
+            #expect(p.status == 400 && p.errors?.first?.field == String(repeating: "n", count: 64) + "…")
             #expect(p.detail == "the member `\(String(repeating: "n", count: 64))…` appears more than once")
         } catch {
             Issue.record("\(error)")
