@@ -143,7 +143,10 @@ public struct ServiceGroup: Sendable {
                 logger.error("service.failed", metadata: ["component": services[i].name, "error": "\(error)"])
                 failure = error
             }
-            stop = .serviceReturned(services[i].name)
+            // The caller's cancellation reaches the services and this wait at once: a service
+            // that returned because of it can be seen before the wait ends. It is still the
+            // caller's stop.
+            stop = Task.isCancelled ? .serviceReturned("") : .serviceReturned(services[i].name)
         case .slow, nil:
             stop = .serviceReturned("")
         }
