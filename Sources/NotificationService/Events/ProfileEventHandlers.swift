@@ -3,7 +3,7 @@ import Shared
 /// Turns ProfileService's events into notifications, each applied in the subscriber's
 /// transaction together with the subscriber's cursor, so a restart or a replay never applies an
 /// event twice (and should a cursor ever go back, every notification has a dedup key: the
-/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes none), comments → `comment`, new posts → `tag` for the tagged users
+/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes a new one, never pushed twice), comments → `comment`, new posts → `tag` for the tagged users
 /// and `post` for followers with `notifyPosts` (through `FanOutWorker`), deleted posts → their
 /// notifications removed (also through the worker when there are many), profile changes (and
 /// new profiles) → the actor replica (`ActorProfiles`). The actor's public fields that an event

@@ -12,13 +12,13 @@ struct UserRef: Sendable, Equatable {
 protocol FollowStore: Sendable {
     /// Creates the edge (or changes its `notifyPosts` when given), emits `notification.follow.changed`
     /// on a real change, and stores the followee's `follow` notification (deduplicated:
-    /// following again after an unfollow makes none), in one transaction.
+    /// following again after an unfollow makes a new one, never pushed twice), in one transaction.
     func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
         -> Notifications.Follow.Reply
 
     /// Removes the edge if present (emitting `notification.follow.changed`) and the followee's
     /// `follow` notification from the follower (`NotificationRemoval`: its group and the badge
-    /// with it; following again does not notify again); idempotent.
+    /// with it; following again notifies again, without a second push); idempotent.
     func unfollow(followerId: String, followeeId: String) async throws
 
     /// Counts and the viewer's relation, read in one snapshot.
@@ -76,9 +76,14 @@ struct SQLFollowStore: FollowStore {
                 return .init(followState: .following, notifyPosts: wanted)
             }
             let notify = notifyPosts ?? false
+            // Another replica's follow of the same pair may have made the edge since the read
+            // above (PostgreSQL, read committed): run again, and find it.
             try tx.query(
-                "INSERT INTO edges(follower, followee, notify_posts, created_at) VALUES (?, ?, ?, ?)",
-                [from, to, notify, nowMs])
+                """
+                INSERT INTO edges(follower, followee, notify_posts, created_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (follower, followee) DO NOTHING
+                """, [from, to, notify, nowMs])
+            guard tx.connection.changes > 0 else { throw WriteConflict(reason: "a concurrent follow made the edge") }
             try Self.adjust(follower: from, followee: to, by: 1, in: tx)
             try tx.emit(
                 Notifications.FollowChanged(

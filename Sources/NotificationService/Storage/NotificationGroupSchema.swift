@@ -19,9 +19,10 @@ import Shared
 ///   too: without it, a recipient with many unmerged likes had them all read by a page, 3.6×
 ///   the time of a small recipient's page at 1,000,000 likes; a fan-out pays one more entry per
 ///   row in that small table, measured in docs/loadtest.md.)
-/// - `notification_suppressed`: the dedup keys (`once`) of notifications an unlike or an unfollow
-///   removed, so that repeating the action (like again, follow again) does not notify a second
-///   time (API.md) though the notification itself is gone.
+/// - `notification_suppressed` (`push_suppressed` since `notification.16-push-suppressed`): the
+///   dedup keys (`once`) of notifications an unlike or an unfollow removed. Until migration 16
+///   they stopped a repeated action from notifying again; since then a redo notifies again (one
+///   notification while the action stands, API.md) and the key only stops a second push.
 /// - `recipients.removed_unread` and `removed_unread(recipient, seq)`: notifications removed
 ///   while unread (seq above the read mark), so the unread count is head − read − removed,
 ///   three stored numbers (`SQLNotificationStore.unreadCount`).

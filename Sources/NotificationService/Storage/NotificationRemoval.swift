@@ -51,8 +51,10 @@ enum NotificationRemoval {
     ///   one to `recipients.removed_unread` (the badge is head − read − removed);
     /// - each group loses its removed members (`NotificationGroups.remove`): deleted at 0,
     ///   otherwise its newest member and actors read again;
-    /// - with `suppressRepeat` (an unlike, an unfollow), each row's dedup key is kept in
-    ///   `notification_suppressed`, so repeating the action does not notify again (API.md).
+    /// - with `suppressRepeat` (an unlike, an unfollow, a deleted comment), each row's dedup key
+    ///   is kept in `push_suppressed` unless no push of it can have gone out
+    ///   (`pushCannotHaveGoneOut`): doing the action again notifies again (a new seq, API.md's
+    ///   undo/redo rule) but pushes no second time for the same actor and object.
     /// - Throws: the engine's error.
     static func remove(_ rows: [RemovedRow], suppressRepeat: Bool = false, in tx: Transaction) throws {
         if rows.isEmpty { return }
@@ -67,12 +69,13 @@ enum NotificationRemoval {
             gone += c.changes
             guard gone > 0 else { continue }  // listed twice, or gone already
             // A push not sent yet announces nothing any more.
+            let unsent = suppressRepeat && row.once != nil ? try Self.pushCannotHaveGoneOut(row, in: tx) : false
             try tx.query("DELETE FROM push_queue WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
             removed[row.recipient, default: []].append(row.seq)
-            if suppressRepeat, let once = row.once {
+            if suppressRepeat, !unsent, let once = row.once {
                 try tx.query(
                     """
-                    INSERT INTO notification_suppressed(recipient, actor, type, once) VALUES (?, ?, ?, ?)
+                    INSERT INTO push_suppressed(recipient, actor, type, once) VALUES (?, ?, ?, ?)
                     ON CONFLICT DO NOTHING
                     """, [row.recipient, row.actor, row.type, once])
             }
@@ -99,5 +102,28 @@ enum NotificationRemoval {
         for (key, count) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             try NotificationGroups.remove(count, recipient: key[0], type: key[1], grp: key[2], in: tx)
         }
+    }
+
+    /// Whether every device of `row`'s recipient still had the row's push waiting in the queue,
+    /// never claimed by a sender nor tried (so none went out, and the redo may push once):
+    /// as many such queued pushes as the recipient has devices, at least one. Anything else
+    /// (a push sent, one in a sender's hands, a device added since, push off) counts as
+    /// possibly sent, and the redo is not pushed. Read before the queue's rows are deleted.
+    /// - Throws: the engine's error.
+    static func pushCannotHaveGoneOut(_ row: RemovedRow, in tx: Transaction) throws -> Bool {
+        let c = tx.connection
+        guard
+            let counts = try c.queryOne(
+                """
+                SELECT (SELECT COUNT(*) FROM push_queue WHERE recipient = ?1 AND seq = ?2 AND claimed_by IS NULL
+                    AND attempts = 0) AS waiting,
+                    (SELECT COUNT(*) FROM push_queue WHERE recipient = ?1 AND seq = ?2) AS queued,
+                    (SELECT COUNT(*) FROM devices WHERE user_key = ?1) AS devices
+                """, [row.recipient, row.seq])
+        else { return false }
+        let waiting = try counts.int64("waiting")
+        let queued = try counts.int64("queued")
+        let devices = try counts.int64("devices")
+        return waiting > 0 && waiting == queued && waiting == devices
     }
 }

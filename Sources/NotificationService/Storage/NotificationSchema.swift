@@ -35,7 +35,7 @@ import Shared
 ///   `merged_head`, the highest seq ever merged into `notifications` (so the next seq is
 ///   found without a seek into the big table).
 /// - Groups and the badge (`grp`, `notification_groups`, the singles indexes,
-///   `notification_suppressed`, `removed_unread`): see `NotificationGroupSchema`.
+///   `push_suppressed`, `removed_unread`): see `NotificationGroupSchema`.
 /// - Devices, push preferences and the push queue (`devices`, `push_preferences`,
 ///   `push_queue`): see `PushSchema`.
 /// - `actor_profiles`: the public profile fields live notifications show their actor with:
@@ -356,5 +356,8 @@ enum NotificationSchema {
             NotificationGroupSchema.onInsertMigration(for: "notification.13-groups-on-insert"),
             PushSchema.migration(for: "notification.14-push"),
             ActorProfiles.migration(for: "notification.15-actor-profiles"),
+            // An undone action's dedup key no longer stops the redo's notification (API.md: undo
+            // then redo leaves exactly one); it stops only a second push (`NotificationWriter`).
+            Migration("notification.16-push-suppressed", "ALTER TABLE notification_suppressed RENAME TO push_suppressed"),
         ]
 }

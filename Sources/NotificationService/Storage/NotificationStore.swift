@@ -100,9 +100,10 @@ struct NotificationWriter: Sendable {
             case .post: nil  // once per post by `FanOutWorker.start`
             }
         let grp = NotificationGroups.grp(type: n.type, post: post, createdAt: n.createdAt)
-        // The dedup key, in the insert itself: the merged table and the keys of removed ones (an
-        // unlike, an unfollow) by NOT EXISTS, the recent table by its unique index. (The casts
-        // type the parameters that may be NULL for PostgreSQL.)
+        // The dedup key, in the insert itself: the merged table by NOT EXISTS, the recent table
+        // by its unique index. (The casts type the parameters that may be NULL for PostgreSQL.)
+        // An undone notification's row is gone, so doing the action again notifies again: one
+        // notification while the action stands (API.md), its push stopped by `push_suppressed`.
         guard
             let row = try Self.byKey(
                 tx.connection,
@@ -114,8 +115,6 @@ struct NotificationWriter: Sendable {
                             SELECT ?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT),
                                 CAST(?6 AS TEXT), ?7, CAST(?8 AS BIGINT)
                             WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
-                                AND NOT EXISTS (SELECT 1 FROM notification_suppressed
-                                    WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
                             ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
                             """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt, grp]))
                 })
@@ -138,7 +137,7 @@ struct NotificationWriter: Sendable {
             n.actor?.id == n.actorId ? n.actor : try ActorProfiles.user(actor, id: n.actorId, on: tx.connection)
         let live = carried
         tx.onCommit { delivery.publish(live, to: [(recipient, seq)], ids: ids) }
-        try queuePush(stored, type: n.type, recipient: recipient, actor: actor, in: tx)
+        try queuePush(stored, type: n.type, recipient: recipient, actor: actor, once: once, in: tx)
         return stored
     }
 
@@ -205,13 +204,23 @@ struct NotificationWriter: Sendable {
     }
 
     /// Queues the pushes of `stored` (one per device of the recipient, unless they turned this
-    /// type off) in `tx`, when push is on and the recipient has a device.
+    /// type off) in `tx`, when push is on and the recipient has a device, and the same
+    /// notification (recipient, actor, type and dedup key `once`) was not made and undone
+    /// before: a redo is listed and streamed again but never pushed a second time (API.md).
     /// - Throws: the engine's error.
     private func queuePush(
-        _ stored: Notifications.Notification, type: NotificationType, recipient: Int64, actor: Int64, in tx: Transaction
+        _ stored: Notifications.Notification, type: NotificationType, recipient: Int64, actor: Int64, once: Int64?,
+        in tx: Transaction
     ) throws {
         let c = tx.connection
         guard let push, try c.exists("SELECT 1 FROM devices WHERE user_key = ? LIMIT 1", [recipient]) else { return }
+        if let once,
+            try c.exists(
+                "SELECT 1 FROM push_suppressed WHERE recipient = ? AND actor = ? AND type = ? AND once = ?",
+                [recipient, actor, type.rawValue, once])
+        {
+            return
+        }
         let text = NotificationText.render(
             type: type.kind, actorUsername: try PushQueueStore.username(actor, on: c) ?? "Someone", detail: stored.detail)
         if try PushQueueStore.enqueue(
@@ -238,7 +247,7 @@ struct NotificationWriter: Sendable {
 
     /// Removes the `like` notification of `actorId` on post `postId` to `recipientId`, if any
     /// (`NotificationRemoval`), in `tx`: an unlike leaves no trace in the list, the groups or the
-    /// badge; liking again does not notify again (its dedup key stays suppressed, API.md).
+    /// badge; liking again notifies again, without a second push (API.md's undo/redo rule).
     /// - Throws: the engine's error.
     static func removeLike(recipientId: String, actorId: String, postId: String, in tx: Transaction) throws {
         let c = tx.connection

@@ -85,17 +85,21 @@ struct FollowStoreTests {
     }
 
     /// An unfollow removes the follow notification (no trace in the list, the groups or the
-    /// badge); following again does not notify a second time.
-    @Test func theFollowNotificationIsMadeOnceAcrossUnfollowAndFollow() async throws {
+    /// badge); following again leaves exactly one (API.md's undo/redo rule).
+    @Test func unfollowAndFollowAgainLeaveExactlyOneFollowNotification() async throws {
         try await follow(alice, bob)
         let notifications = SQLNotificationStore(database: database)
         #expect(try await notifications.list(recipientId: bob.id, page: .init()).items.map(\.seq) == [1])
         try await store.unfollow(followerId: alice.id, followeeId: bob.id)
-        try await follow(alice, bob)
-        try await follow(alice, bob, notifyPosts: true)
-        let list = try await notifications.list(recipientId: bob.id, page: .init())
+        var list = try await notifications.list(recipientId: bob.id, page: .init())
         #expect(list.items.isEmpty && list.unreadCount == 0)
         #expect(try await notifications.groups(recipientId: bob.id, page: .init()).items.isEmpty)
+        try await follow(alice, bob)
+        try await follow(alice, bob, notifyPosts: true)
+        list = try await notifications.list(recipientId: bob.id, page: .init())
+        #expect(list.items.map(\.seq) == [2] && list.unreadCount == 1)
+        let groups = try await notifications.groups(recipientId: bob.id, page: .init())
+        #expect(groups.items.map(\.count) == [1] && groups.items.first?.actorIds == [alice.id])
         #expect(try await notifications.list(recipientId: alice.id, page: .init()).items.isEmpty)
     }
 
@@ -130,11 +134,12 @@ struct FollowStoreTests {
             cursor = page.nextCursor
         } while cursor != nil
         #expect(seen.count == 25 && Set(seen).count == 25)
-        // No follow notification is left: each fan's first was removed by its unfollow, and
-        // following again made none.
+        // One follow notification per fan who ends following, none for the others: each
+        // unfollow removed its notification, each follow again made one.
         let list = try await SQLNotificationStore(database: database).list(
             recipientId: star.id, page: .init(limit: 100))
-        #expect(list.items.isEmpty && list.unreadCount == 0)
+        #expect(list.items.count == 25 && list.unreadCount == 25)
+        #expect(Set(list.items.map(\.actorId)) == Set(fans.enumerated().filter { $0.offset % 2 == 0 }.map(\.element.id)))
     }
 
     @Test func listsAreNewestFirstWithoutRepeatsOrSkipsWhileEdgesChange() async throws {

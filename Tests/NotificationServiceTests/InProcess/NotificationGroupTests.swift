@@ -193,9 +193,19 @@ struct NotificationGroupTests {
         #expect(p1.count == 4 && p1.actorIds == ["u-3", "u-2", "u-1"] && p1.latestSeq == 4)
         #expect(try await store.unreadCount(recipientId: Self.owner) == 4)
         try await expectConsistent()
-        // Liking again does not notify a second time (API.md); the group stays as it is.
-        #expect(try await add(.like, by: "u-4", post: "p1", detail: "photo") == nil)
-        #expect(try await allGroups().first { $0.key == "like:p1" }?.count == 4)
+        // Liking again notifies again (API.md's undo/redo): a new seq, first in the group again.
+        #expect(try await add(.like, by: "u-4", post: "p1", detail: "photo") == 8)
+        p1 = try #require(try await allGroups().first { $0.key == "like:p1" })
+        #expect(p1.count == 5 && p1.actorIds == ["u-4", "u-3", "u-2"] && p1.latestSeq == 8)
+        #expect(try await store.unreadCount(recipientId: Self.owner) == 5)
+        try await expectConsistent()
+        // And unliking again takes it out again.
+        try await database.write { tx in
+            try NotificationWriter.removeLike(recipientId: Self.owner, actorId: "u-4", postId: "p1", in: tx)
+        }
+        p1 = try #require(try await allGroups().first { $0.key == "like:p1" })
+        #expect(p1.count == 4 && p1.actorIds == ["u-3", "u-2", "u-1"] && p1.latestSeq == 4)
+        #expect(try await store.unreadCount(recipientId: Self.owner) == 4)
         // Unlike of a read one: the badge does not move.
         try await database.write { tx in
             try NotificationWriter.removeLike(recipientId: Self.owner, actorId: "u-0", postId: "p1", in: tx)
@@ -219,7 +229,7 @@ struct NotificationGroupTests {
         #expect(try await allGroups().map(\.key) == ["like:p2"])
         #expect(try await store.unreadCount(recipientId: Self.owner) == 1)
         try await expectConsistent()
-        #expect(try await add(.like, by: "u-5", post: "p2", detail: "photo") == 8)
+        #expect(try await add(.like, by: "u-5", post: "p2", detail: "photo") == 9)
         #expect(try await store.unreadCount(recipientId: Self.owner) == 2)
 
         // Read all: the tombstones of removed unread rows are forgotten with it.

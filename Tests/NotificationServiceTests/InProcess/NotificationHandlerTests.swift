@@ -24,15 +24,17 @@ struct NotificationHandlerTests {
         try await s.follow(bob, "alice")  // follow back
         list = try await s.notifications(bob)
         #expect(list.items.map(\.followState) == [.following])
-        // Unfollow: the notification goes (no trace); follow again: no second notification.
+        // Unfollow: the notification goes (no trace); follow again: exactly one, a new seq.
         try await s.unfollow(alice, "bob")
         list = try await s.notifications(bob)
         #expect(list.items.isEmpty && list.unreadCount == 0)
         try await s.follow(alice, "bob")
+        try await s.follow(alice, "bob")  // idempotent: no second
         list = try await s.notifications(bob)
-        #expect(list.items.isEmpty && list.unreadCount == 0)
+        #expect(list.items.map(\.seq) == [2] && list.unreadCount == 1)
+        #expect(list.items.map(\.actorId) == [alice.id] && list.items.map(\.followState) == [.following])
         #expect(try await s.notifications(alice).items.map(\.actorId) == [bob.id])
-        #expect(try await s.published().map(\.recipientId) == [bob.id, alice.id])
+        #expect(try await s.published().map(\.recipientId) == [bob.id, alice.id, bob.id])
     }
 
     /// The seeds' NotificationView mock data: 100 notifications alternating follow (even x)

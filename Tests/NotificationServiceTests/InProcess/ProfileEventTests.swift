@@ -36,7 +36,8 @@ struct ProfileEventTests {
         try await feed.like(liker, owner, post: "p1")
         try await feed.like(owner, owner, post: "p1")  // own like: nothing
         try await feed.emit(Profile.PostUnliked(postId: "p1", ownerId: owner.id, userId: liker.id))  // removed
-        try await feed.like(liker, owner, post: "p1")  // liked again: no second
+        try await feed.like(liker, owner, post: "p1")  // liked again: a new one (seq 4)
+        try await feed.like(liker, owner, post: "p1")  // a repeat of a like that stands: none
         try await feed.like(liker, owner, post: "v1", type: "video")
         try await feed.emit(Self.comment("c1", by: liker, on: owner, "nice!"))
         try await feed.emit(Self.comment("c2", by: liker, on: owner, "two\nlines"))
@@ -44,12 +45,12 @@ struct ProfileEventTests {
         try await feed.emit(Self.newPost("p2", by: owner, tagging: [tagged, owner, tagged]))
 
         let ownerNotes = try await s.allNotifications(owner)
-        // The unliked like (seq 3) is gone and was not made again.
-        #expect(ownerNotes.map(\.seq) == [6, 5, 4, 2, 1])
-        #expect(ownerNotes.map(\.type.wire) == ["comment", "comment", "like", "follow", "follow"])
-        #expect(ownerNotes.map(\.detail) == ["two\nlines", "nice!", "video", nil, nil])
-        #expect(ownerNotes.map(\.actorId) == Array(repeating: liker.id, count: 3) + [quietFan.id, fan.id])
-        #expect(ownerNotes.map(\.post?.id) == ["p1", "p1", "v1", nil, nil])
+        // The unliked like (seq 3) is gone; the like again is seq 4, once.
+        #expect(ownerNotes.map(\.seq) == [7, 6, 5, 4, 2, 1])
+        #expect(ownerNotes.map(\.type.wire) == ["comment", "comment", "like", "like", "follow", "follow"])
+        #expect(ownerNotes.map(\.detail) == ["two\nlines", "nice!", "video", "photo", nil, nil])
+        #expect(ownerNotes.map(\.actorId) == Array(repeating: liker.id, count: 4) + [quietFan.id, fan.id])
+        #expect(ownerNotes.map(\.post?.id) == ["p1", "p1", "v1", "p1", nil, nil])
         #expect(ownerNotes[0].post?.id == Self.p1.id)
         #expect(ownerNotes.prefix(3).allSatisfy { $0.followState == nil && !$0.read })
 
