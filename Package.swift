@@ -4,6 +4,9 @@ import PackageDescription
 /// The Instagram-style backend: four services that talk over ZeroMQ with Codable JSON.
 ///
 /// C libraries come from Debian as system-library targets (see `scripts/install-deps`).
+/// What a back-end service (one with a database) is built on.
+let backend: [Target.Dependency] = ["Wire", "Support", "Messages", "Transport", "ServiceKit", "Storage", "BackendKit"]
+
 let package = Package(
     name: "InstaBackend",
     platforms: [.macOS(.v15)],
@@ -34,26 +37,46 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // OpenSSL's libcrypto (Debian's libssl-dev): ES256 provider tokens for APNs.
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .target(name: "Shared", dependencies: ["CZMQ", "CSQLite", "CResolv", "CSpawn", "CLibPQ"]),
+        // `Sources/Shared` is split into targets whose dependency arrows are the architecture
+        // (README "Layout"): the Gateway links no storage target, so neither libpq nor SQLite.
+        .target(name: "Wire", path: "Sources/Shared/Wire"),
+        .target(name: "Support", dependencies: ["Wire", "CSpawn"], path: "Sources/Shared/Support"),
+        .target(name: "Messages", dependencies: ["Wire", "Support"], path: "Sources/Shared/Messages"),
+        .target(name: "Transport", dependencies: ["Wire", "Support", "CZMQ", "CResolv"], path: "Sources/Shared/Transport"),
+        .target(
+            name: "ServiceKit", dependencies: ["Wire", "Support", "Messages", "Transport"],
+            path: "Sources/Shared/ServiceKit"),
+        .target(
+            name: "Storage", dependencies: ["Wire", "Support", "Messages", "CSQLite", "CLibPQ"],
+            path: "Sources/Shared/Storage"),
+        .target(
+            name: "BackendKit", dependencies: ["Wire", "Support", "Messages", "Transport", "ServiceKit", "Storage"],
+            path: "Sources/Shared/BackendKit"),
         // The APNs provider client (HTTP/2 over libcurl, token auth) behind the PushTransport protocol.
         .target(name: "APNs", dependencies: ["CCurl", "COpenSSL"]),
         .target(name: "Media", dependencies: ["CVips", "CFFmpeg", "CSodium"]),
-        .executableTarget(name: "AuthService", dependencies: ["Shared", "CSodium"]),
-        .executableTarget(name: "NotificationService", dependencies: ["Shared", "APNs"]),
-        .executableTarget(name: "ProfileService", dependencies: ["Shared", "Media", "CSodium"]),
-        .executableTarget(name: "Gateway", dependencies: ["Shared", "CHTTPParser"], plugins: ["EmbedOpenAPI"]),
+        .executableTarget(name: "AuthService", dependencies: backend + ["CSodium"]),
+        .executableTarget(name: "NotificationService", dependencies: backend + ["APNs"]),
+        .executableTarget(name: "ProfileService", dependencies: backend + ["Media", "CSodium"]),
+        .executableTarget(
+            name: "Gateway", dependencies: ["Wire", "Support", "Messages", "Transport", "ServiceKit", "CHTTPParser"],
+            plugins: ["EmbedOpenAPI"]),
         .executableTarget(name: "EmbedResource"),
         .plugin(name: "EmbedOpenAPI", capability: .buildTool(), dependencies: ["EmbedResource"]),
-        .executableTarget(name: "Benchmarks", dependencies: ["Shared", "TestSupport", "Media"]),
-        .executableTarget(name: "LoadTest", dependencies: ["Shared", "TestSupport", "CZMQ", "CCurl", "CSodium"]),
-        .target(name: "TestSupport", dependencies: ["Shared"], path: "Tests/TestSupport"),
-        .testTarget(name: "SharedTests", dependencies: ["Shared", "TestSupport"]),
-        .testTarget(name: "AuthServiceTests", dependencies: ["AuthService", "Shared", "TestSupport"]),
-        .testTarget(name: "NotificationServiceTests", dependencies: ["NotificationService", "Shared", "TestSupport", "APNs"]),
-        .testTarget(name: "ProfileServiceTests", dependencies: ["ProfileService", "Shared", "TestSupport"]),
-        .testTarget(name: "GatewayTests", dependencies: ["Gateway", "Shared", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "TestSupport"]),
-        .testTarget(name: "APNsTests", dependencies: ["APNs", "COpenSSL", "Shared", "TestSupport"]),
+        // The real executables as processes, a PostgreSQL server of its own, fake event producers:
+        // what the tests, the benchmarks and the load test share.
+        .target(name: "Harness", dependencies: backend),
+        .executableTarget(name: "Benchmarks", dependencies: backend + ["Harness", "Media"]),
+        .executableTarget(name: "LoadTest", dependencies: backend + ["Harness", "CZMQ", "CCurl", "CSodium"]),
+        .target(name: "TestSupport", dependencies: backend + ["Harness"], path: "Tests/TestSupport"),
+        .testTarget(name: "SharedTests", dependencies: backend + ["Harness", "TestSupport"]),
+        .testTarget(name: "AuthServiceTests", dependencies: backend + ["AuthService", "Harness", "TestSupport"]),
+        .testTarget(
+            name: "NotificationServiceTests", dependencies: backend + ["NotificationService", "Harness", "TestSupport", "APNs"]),
+        .testTarget(name: "ProfileServiceTests", dependencies: backend + ["ProfileService", "Harness", "TestSupport"]),
+        .testTarget(name: "GatewayTests", dependencies: backend + ["Gateway", "Harness", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "CVips", "Harness", "TestSupport"]),
+        .testTarget(name: "APNsTests", dependencies: backend + ["APNs", "COpenSSL", "Harness", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

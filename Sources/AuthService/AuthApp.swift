@@ -1,5 +1,9 @@
+import BackendKit
 import CSodium
-import Shared
+import ServiceKit
+import Storage
+import Support
+import Wire
 
 /// AuthService: accounts, password hashes and sessions; publishes `auth.*` events
 /// (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).

@@ -1,4 +1,4 @@
-import Shared
+import Wire
 
 /// Where AuthService reads the time (Unix ms): the system clock, or a clock a test moves.
 struct Clock: Sendable {

@@ -1,5 +1,5 @@
+import BackendKit
 import Foundation
-import Shared
 
 // AuthService: accounts, argon2id password hashes, sessions (see `Auth` in Shared).
 exit(await ServiceRunner.run(AuthApp.self))

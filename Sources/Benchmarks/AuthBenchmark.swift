@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
+import Messages
 import Synchronization
-import TestSupport
+import Transport
 
 /// `Benchmarks auth [--users N] [--logins N] [--validations N] [--concurrency N]`: starts the
 /// real AuthService, registers users, then measures logins per second (argon2id-bound) and

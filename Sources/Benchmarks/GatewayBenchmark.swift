@@ -1,6 +1,6 @@
 import Foundation
-import Shared
-import TestSupport
+import Harness
+import Wire
 
 /// `scripts/bench gateway [seconds] [connections]`: wrk against the real four executables —
 /// `/healthz` (the HTTP server alone), `GET /v1/me` (a cached-token read: one ProfileService

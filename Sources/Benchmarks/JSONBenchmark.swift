@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Wire
 
 /// `Benchmarks json [iterations]`: encodes the shapes the services send most (a page of 20
 /// notifications with their actors, one event envelope, one PublicUser) with `JSONWriter`

@@ -1,7 +1,7 @@
 import Foundation
+import Harness
 import Media
-import Shared
-import TestSupport
+import Support
 
 /// `scripts/bench media [--jpegs N] [--heics N] [--runs N]`: the media library in-process, beside the
 /// `vips thumbnail` command-line tool (Debian `libvips-tools`) on the same files in the same run.

@@ -1,7 +1,11 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Support
 import Synchronization
-import TestSupport
+import Transport
+import Wire
 
 /// `Benchmarks notification [--followers N] [--small N] [--likes N] [--group-likes N] [--concurrency N] [--import-big]`
 ///

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import Support
 import Synchronization
-import TestSupport
+import Transport
 
 /// `Benchmarks profile [--users N] [--reads N] [--posts N] [--likes N] [--concurrency N]`
 ///

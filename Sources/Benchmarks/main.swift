@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 /// `Benchmarks <name> [options]`: starts the real services and prints figures.
 /// Run with `scripts/bench <name>` (release build).

@@ -1,5 +1,9 @@
 import Foundation
-import Shared
+import Messages
+import ServiceKit
+import Support
+import Transport
+import Wire
 
 /// The gateway: configuration, the three back ends, the controllers and their routes, the HTTP
 /// server, the live event subscribers and the stream heartbeat, stopped in reverse order (the

@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,8 @@
 import APNs
-import Shared
+import BackendKit
+import ServiceKit
+import Storage
+import Support
 
 /// NotificationService: the follow graph and notifications; applies AuthService's events (its
 /// identity replica) and ProfileService's (likes, comments, tags, new posts); publishes

@@ -1,5 +1,5 @@
+import BackendKit
 import Foundation
-import Shared
 
 // NotificationService: the follow graph and notifications (see `Notifications` in Shared).
 exit(await ServiceRunner.run(NotificationApp.self))

@@ -1,6 +1,9 @@
+import BackendKit
 import Foundation
 import Media
-import Shared
+import ServiceKit
+import Storage
+import Support
 
 /// ProfileService: profiles, posts, likes, comments, tags and settings; publishes `profile.*`
 /// events; keeps a replica of AuthService's identities (`ServiceDescription.profile`:

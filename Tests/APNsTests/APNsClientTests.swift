@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Harness
+import Support
 import TestSupport
 import Testing
 

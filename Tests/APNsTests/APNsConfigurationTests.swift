@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
 

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// The rest of ../shared/API.md that the screen walk does not reach: validation, paging,
 /// ownership, stream resume, operations. One cluster for the suite; each test uses its own users.

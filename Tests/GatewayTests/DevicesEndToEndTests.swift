@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// Devices and push preferences over HTTP against the four real executables (either engine):
 /// register (201, the token's case folded), list, validation naming the field, a token moving

@@ -1,7 +1,11 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import Support
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 /// The seeds' screens walked end to end over HTTP against the four real executables.
 @Suite(.serialized)

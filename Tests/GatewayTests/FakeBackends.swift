@@ -1,7 +1,14 @@
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
 import Synchronization
 import TestSupport
+import Transport
+import Wire
 
 /// In-process stand-ins for AuthService, ProfileService and NotificationService, speaking the
 /// real wire protocol (ServiceHost + outbox, and a `TopicPublisher` for routed delivery), so the

@@ -1,7 +1,7 @@
 import Foundation
-import Shared
 import TestSupport
 import Testing
+import Wire
 
 #if canImport(Glibc)
     import Glibc

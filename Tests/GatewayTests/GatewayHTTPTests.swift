@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// The gateway in the real cluster (the four executables): operations endpoints, problem details
 /// for bad input, and 503 when a service is down.

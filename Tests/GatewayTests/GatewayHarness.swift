@@ -1,6 +1,7 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
+import Wire
 
 /// The real Gateway executable in front of `FakeBackends`.
 final class GatewayHarness: @unchecked Sendable {

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Messages
 import TestSupport
 import Testing
+import Wire
 
 /// The notification stream and list enrichment, against the real Gateway executable with
 /// in-process fake services.

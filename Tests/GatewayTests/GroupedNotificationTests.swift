@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// Grouped notifications and the badge over HTTP against the four real executables (either
 /// engine): groups of likes, comments and follows with their texts, singles, the stream's

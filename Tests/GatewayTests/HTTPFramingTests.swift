@@ -1,8 +1,10 @@
 import Foundation
-import Shared
+import Messages
+import Support
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 @testable import Gateway
 

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// API.md "Idempotent writes" (`Idempotency-Key`, draft-ietf-httpapi-idempotency-key-header-07)
 /// end to end over HTTP against the four real executables: a repeat makes nothing and answers with
@@ -14,7 +15,7 @@ struct IdempotencyEndToEndTests {
 
     static func post(
         _ http: HTTPClient, _ token: String, key: String?, body: String
-    ) throws -> TestSupport.HTTPResponse {
+    ) throws -> Harness.HTTPResponse {
         var headers = ["Content-Type": "application/json"]
         if let key { headers["Idempotency-Key"] = key }
         return try http.request("POST", "/v1/posts", token: token, raw: Array(body.utf8), headers: headers)
@@ -26,7 +27,7 @@ struct IdempotencyEndToEndTests {
     }
 
     static func expectProblem(
-        _ r: TestSupport.HTTPResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ r: Harness.HTTPResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(
             r.status == status && r.object["code"] as? String == code, "\(r.status) \(r.text)", sourceLocation: sourceLocation)
@@ -138,7 +139,7 @@ struct IdempotencyEndToEndTests {
         let http = HTTPClient(port: cluster.gatewayPort)
         let (token, _) = try EndToEndTests.register(http, "u\(RandomID.make().prefix(6))")
         let jpeg = try MediaFiles.jpeg(width: 320, height: 240)
-        func upload(_ bytes: [UInt8], _ type: String, key: String?) throws -> TestSupport.HTTPResponse {
+        func upload(_ bytes: [UInt8], _ type: String, key: String?) throws -> Harness.HTTPResponse {
             var headers = ["Content-Type": type]
             if let key { headers["Idempotency-Key"] = key }
             return try http.request("POST", "/v1/media", token: token, raw: bytes, headers: headers, timeoutSeconds: 120)

@@ -1,7 +1,10 @@
 import Foundation
-import Shared
+import Harness
+import Messages
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 /// The live path shows a notification's actor as its event carried it: a like reaches the
 /// owner's stream without the gateway asking ProfileService (`profile.users_by_ids`), even with

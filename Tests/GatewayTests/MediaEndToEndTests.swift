@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// API.md "Media" end to end over HTTP against the four real executables, with files made by the
 /// tests (TestSupport's `MediaFiles`): uploads cleaned and resized, limits, serving with ETags,
@@ -16,7 +17,7 @@ struct MediaEndToEndTests {
     static func upload(
         _ http: HTTPClient, _ token: String, _ bytes: [UInt8], _ type: String, path: String = "/v1/media",
         method: String = "POST"
-    ) throws -> TestSupport.HTTPResponse {
+    ) throws -> Harness.HTTPResponse {
         try http.request(method, path, token: token, raw: bytes, headers: ["Content-Type": type], timeoutSeconds: 120)
     }
 
@@ -27,7 +28,7 @@ struct MediaEndToEndTests {
     }
 
     static func expectProblem(
-        _ r: TestSupport.HTTPResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ r: Harness.HTTPResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(r.status == status, "\(r.status) \(r.text)", sourceLocation: sourceLocation)
         #expect(r.object["code"] as? String == code, "\(r.text)", sourceLocation: sourceLocation)

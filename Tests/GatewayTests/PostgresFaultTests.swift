@@ -1,7 +1,9 @@
 import Foundation
-import Shared
+import Harness
+import Support
 import TestSupport
 import Testing
+import Wire
 
 /// PostgreSQL restarts (immediate stop, then start) under the four real executables while likes
 /// arrive: every request is answered (success, or 503/504 while the server is away), nothing is

@@ -1,7 +1,10 @@
 import Foundation
-import Shared
+import Harness
+import Storage
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 /// Push through the four real executables against a stand-in APNs (`scripts/apns-standin.py`,
 /// HTTP/2 over TLS, checking every request's JWT, path, headers and payload), on either engine

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 /// A registration answered 503 because ProfileService died after AuthService made the account
 /// (issue 18): the same request again finishes it, through the four real executables.

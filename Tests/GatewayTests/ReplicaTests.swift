@@ -1,7 +1,11 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import Support
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 /// Two replicas of every service on one PostgreSQL database each, behind one gateway that lists
 /// both in each endpoint variable: requests spread over both, one replica per service is active

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
+import Harness
+import Support
 import TestSupport
 import Testing
+import Wire
 
 /// API.md's undo/redo rule through the real executables: undoing a like or a follow removes its
 /// notification (list, group, badge); doing it again leaves the recipient exactly one, a new

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
+import Messages
+import Support
 import TestSupport
 import Testing
+import Wire
 
 @testable import ProfileService
 

@@ -1,5 +1,7 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import Support
 import TestSupport
 import Testing
 

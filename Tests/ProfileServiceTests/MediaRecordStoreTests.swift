@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Support
 import TestSupport
 import Testing
+import Wire
 
 @testable import ProfileService
 

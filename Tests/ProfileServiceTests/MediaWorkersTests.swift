@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
-import Shared
+import Support
 import Testing
+import Wire
 
 @testable import ProfileService
 

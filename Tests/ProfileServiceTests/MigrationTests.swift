@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import Storage
 import TestSupport
 import Testing
 

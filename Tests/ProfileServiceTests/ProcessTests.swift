@@ -1,5 +1,9 @@
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
+import Storage
+import Support
 import TestSupport
 import Testing
 

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Messages
 import TestSupport
 import Testing
+import Wire
 
 @testable import ProfileService
 

@@ -1,5 +1,8 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import ServiceKit
+import Support
 import TestSupport
 import Testing
 

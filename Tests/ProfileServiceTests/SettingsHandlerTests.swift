@@ -1,5 +1,9 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
 import TestSupport
 import Testing
 

@@ -1,7 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import BackendKit
+@testable import ServiceKit
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// CURVE between a host and its clients: authorised keys pass, unknown keys and plain text are refused.
 struct CurveSecurityTests {

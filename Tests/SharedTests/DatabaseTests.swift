@@ -1,8 +1,11 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import Storage
+@testable import Support
+@testable import Wire
 
 /// `Database`: transactions, group commit and deadlines, on the engine of the pass
 /// (`TEST_STORAGE_ENGINE`: SQLite, or PostgreSQL in `scripts/test`'s PostgreSQL pass).

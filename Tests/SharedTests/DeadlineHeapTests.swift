@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Shared
+@testable import Support
 
 /// `DeadlineHeap`: entries come out earliest first, only once due.
 struct DeadlineHeapTests {

@@ -1,6 +1,8 @@
 import Testing
 
-@testable import Shared
+@testable import Messages
+@testable import Storage
+@testable import Wire
 
 /// Pins the wire format: these bytes are the contract between builds of different age.
 struct GoldenJSONTests {

@@ -1,10 +1,17 @@
 import CZMQ
 import Foundation
+import Harness
 import Synchronization
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import BackendKit
+@testable import Messages
+@testable import ServiceKit
+@testable import Storage
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// The service host and the RPC client, in process, over real TCP loopback sockets.
 struct HostAndClientTests {
@@ -408,11 +415,11 @@ struct LoopReadTests {
         let onLoop = await Task(executorPreference: executor) { () -> Bool? in
             try? await database.read { c in
                 _ = try c.scalar("SELECT COUNT(*) FROM t")
-                return LoopExecutor.isOnLoopThread
+                return LoopThread.isCurrent
             }
         }.value
         #expect(onLoop == (database.engine == .sqlite))
-        let offLoop = try await database.read { _ in LoopExecutor.isOnLoopThread }
+        let offLoop = try await database.read { _ in LoopThread.isCurrent }
         #expect(offLoop == false)
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import Wire
 
 /// `JSONWriter` against Foundation's `JSONEncoder`: the same values, hand-written `encode(to:)`
 /// shapes and generated trees, compared after both outputs are parsed back by

@@ -1,8 +1,12 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import BackendKit
+@testable import ServiceKit
+@testable import Support
+@testable import Wire
 
 /// The election of the active replica on PostgreSQL (`Leadership`, `LeaderOnly`), with real
 /// sessions on the test server. Runs in the PostgreSQL pass of `scripts/test`.

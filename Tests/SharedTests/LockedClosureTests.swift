@@ -1,7 +1,9 @@
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import Storage
+@testable import Support
+@testable import Wire
 
 /// `Locked` holding a closure: reading it 10,000 times must not wrap it in 20,000 thunks (each
 /// `withLock { $0 }` read did; the database's publisher is read on every commit).

@@ -1,8 +1,15 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import BackendKit
+@testable import Messages
+@testable import ServiceKit
+@testable import Storage
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// A producer (an in-process host publishing its database's outbox on loopback) and a consumer
 /// database, for subscriber tests.

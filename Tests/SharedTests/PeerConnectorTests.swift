@@ -2,7 +2,10 @@ import CZMQ
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import ServiceKit
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// Client sockets connect to a looked-up address, never to a name libzmq would look up itself
 /// on its I/O thread (`PeerConnector`, `HostLookup`, `TCPEndpoint`).

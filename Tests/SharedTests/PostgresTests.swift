@@ -1,8 +1,11 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import Storage
+@testable import Support
+@testable import Wire
 
 /// The placeholder rewrite, without a server.
 @Suite struct PostgresPlaceholderTests {

@@ -1,8 +1,14 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
-@testable import Shared
+@testable import BackendKit
+@testable import ServiceKit
+@testable import Storage
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// `RPCClient` over several replicas of one service, and the pieces of the replica design that
 /// need no PostgreSQL (`Doorbell`, the fenced cursor on both engines).

@@ -1,7 +1,11 @@
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import Messages
+@testable import ServiceKit
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// `TopicPublisher` and `TopicSubscriber` over real libzmq sockets on loopback: welcomes,
 /// routing by topic, subscriptions counted by the publisher (builders skip what nobody

@@ -2,7 +2,8 @@ import CSQLite
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import Storage
+@testable import Wire
 
 struct SQLiteTests {
     func temporaryPath() -> String { NSTemporaryDirectory() + "sqlite-\(RandomID.make()).sqlite" }

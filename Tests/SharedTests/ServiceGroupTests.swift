@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import ServiceKit
+@testable import Support
 
 /// `ServiceGroup` runs its services as child tasks: none outlives `run()`.
 struct ServiceGroupTests {

@@ -1,5 +1,10 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import Storage
+import Support
+import Transport
+import Wire
 
 /// Message types used only by the foundation tests.
 enum TestRPC {

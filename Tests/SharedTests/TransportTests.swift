@@ -2,7 +2,7 @@ import CZMQ
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import Transport
 
 /// The socket layer against real libzmq sockets.
 struct TransportTests {

@@ -1,7 +1,12 @@
 import Foundation
 import Testing
 
-@testable import Shared
+@testable import BackendKit
+@testable import Messages
+@testable import ServiceKit
+@testable import Support
+@testable import Transport
+@testable import Wire
 
 /// Notification kinds and error codes as enums: their wire strings never change, and a value
 /// this build does not know decodes to `.unknown`, reported once where it is decoded.

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Harness
+import Support
 
 /// A stand-in APNs for one test: `scripts/apns-standin.py` (HTTP/2 over TLS on an ephemeral
 /// 127.0.0.1 port), with a test CA, a server certificate and a provider key made for it.

@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Support
 
 /// Media test files made at test time, shared by MediaTests and the gateway's end-to-end tests:
 /// metadata blocks (EXIF with GPS and orientation, XMP, IPTC) written byte by byte from their

@@ -1,4 +1,4 @@
-import Shared
+import Support
 
 /// AuthService settings, read from the environment; every field has a single-machine default.
 struct AuthConfiguration: Sendable {

@@ -1,6 +1,7 @@
 import CSodium
 import Dispatch
-import Shared
+import Support
+import Wire
 
 /// argon2id password hashing through libsodium, with bounded concurrency.
 ///

@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// `auth.register`, `auth.lookup_users`, `auth.change_identity`: validate, then call the stores.
 struct AccountHandlers: Sendable {

@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// `auth.import_users`: many accounts in one transaction with one precomputed argon2id hash
 /// (see `Auth.ImportUsers`); `auth.import_sessions`: a session for each of many accounts in one

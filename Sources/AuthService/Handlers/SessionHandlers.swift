@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// `auth.login`, `auth.logout`, `auth.validate`.
 struct SessionHandlers: Sendable {

@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// An account with its stored password hash.
 struct StoredAccount: Sendable, RowDecodable {

@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// AuthService's tables (migrations, oldest first).
 ///

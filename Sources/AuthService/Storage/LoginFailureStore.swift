@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// Whose failed logins: the account (or, when no account matches, the login identifier) and
 /// the client address, each as a SHA-256 digest (an identifier may be a mistyped password, and

@@ -1,4 +1,5 @@
-import Shared
+import ServiceKit
+import Support
 
 /// Deletes sessions that can no longer be used (expired, or revoked by a logout), so the
 /// `sessions` table holds live sessions only: at start and then every `intervalSeconds`, in

@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// A session about to be stored: its id, the SHA-256 of its token (hex) and its times (Unix ms).
 struct NewSession: Sendable {

@@ -1,4 +1,4 @@
-import Shared
+import Wire
 
 /// Login throttling that a stranger cannot turn against a user (OWASP Authentication Cheat
 /// Sheet, "Protect against automated attacks"; ASVS 4.0 V2.2.1).

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Wire
 
 /// Normalisation and validation of the identity fields; failures are `FieldError`s so a request
 /// with several bad fields reports them all at once.

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Wire
 
 // The API's JSON shapes (../shared/API.md "Shapes") as `Encodable` types. `JSONWriter` writes
 // every optional member, absent ones as `null`, and every object's members in sorted order. `PublicUser`, `Me`, `Profile.Post`,

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Wire
 
 /// Checks `Authorization: Bearer <token>` (RFC 6750 §2.1) against AuthService, with a short
 /// cache (`TokenCache`), and tells which sessions ended (logout, `auth.session.revoked`).

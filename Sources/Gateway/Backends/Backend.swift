@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Messages
+import ServiceKit
+import Wire
 
 /// One back-end service as the gateway calls it: an `RPCClient` with the gateway's deadline and
 /// call metrics (`rpc_calls_total`, `rpc_call_duration_seconds`).

@@ -1,5 +1,6 @@
-import Shared
+import Messages
 import Synchronization
+import Wire
 
 /// Validated bearer tokens, kept for a short time (`GATEWAY_TOKEN_CACHE_SECONDS`, default 30 s)
 /// so most requests need no call to AuthService. Revoking a session (logout, or AuthService's

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Support
 
 /// Public users by id, one `profile.users_by_ids` call per batch, remembering the last answer
 /// for each user (bounded) as the fallback for live stream events while ProfileService is

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Support
 
 /// The gateway's configuration from the environment, each with a single-machine default.
 struct GatewayConfiguration: Sendable {

@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Support
+import Wire
 
 /// `/v1/auth/*` and `/v1/me`: accounts and sessions (AuthService, then ProfileService).
 struct AuthController: Controller {

@@ -1,4 +1,4 @@
-import Shared
+import Messages
 
 /// Devices and push preferences (API.md "Devices and push", NotificationService): the caller's
 /// APNs device tokens and which notification types are pushed to them.

@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Messages
+import Support
+import Wire
 
 /// Uploads and serving (API.md "Media"; ProfileService keeps the files): `POST /v1/media`,
 /// `PUT|DELETE /v1/me/profile/photo`, `GET|HEAD /media/{id}/{variant}`.

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Support
 
 /// The notifications screen and its live stream (NotificationService; actors from ProfileService).
 struct NotificationsController: Controller {

@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import ServiceKit
+import Wire
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.json`.
 struct OpsController: Controller {

@@ -1,4 +1,4 @@
-import Shared
+import Messages
 
 /// Posts, likes and comments (ProfileService; follow states from NotificationService).
 struct PostsController: Controller {

@@ -1,4 +1,4 @@
-import Shared
+import Messages
 
 /// Settings, the edit-profile form and profile changes (ProfileService).
 struct SettingsController: Controller {

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Wire
 
 /// The profile screen: header, grid and tagged tabs, follow lists, follow and unfollow
 /// (ProfileService and NotificationService).

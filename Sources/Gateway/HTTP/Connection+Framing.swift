@@ -4,7 +4,7 @@
 
 import CHTTPParser
 import Foundation
-import Shared
+import Wire
 
 extension Connection {
     func beginMessage() {

@@ -7,7 +7,10 @@
 
 import CHTTPParser
 import Foundation
-import Shared
+import ServiceKit
+import Support
+import Transport
+import Wire
 
 /// The loop: the listening socket, every connection and the http-parser callbacks, all on one
 /// thread (`http.loop`). Nothing here is touched from another thread; other threads talk to it

@@ -1,4 +1,4 @@
-import Shared
+import Support
 
 /// The bounded outgoing buffer of one Server-Sent Events response, written by any task and
 /// drained by the server's event loop.

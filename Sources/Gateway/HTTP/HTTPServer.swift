@@ -5,8 +5,10 @@
 
 import CHTTPParser
 import Foundation
-import Shared
+import ServiceKit
+import Support
 import Synchronization
+import Transport
 
 /// An HTTP/1.1 server (RFC 9112) on one epoll event loop, with request parsing by the Node.js
 /// project's http-parser (Debian `libhttp-parser-dev` 2.9.4).

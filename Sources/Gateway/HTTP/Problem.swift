@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Wire
 
 /// An RFC 9457 problem details reply (`application/problem+json`):
 /// `{"type", "title", "status", "detail", "code", "errors"?}` where `errors` lists

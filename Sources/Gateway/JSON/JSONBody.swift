@@ -1,4 +1,4 @@
-import Shared
+import Wire
 
 /// A request body parsed as a JSON object, with typed accessors that name the offending member
 /// in every error: the gateway's syntax check (shape, types, ranges of the envelope); what a

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import ServiceKit
+import Support
 
 /// The gateway's Prometheus metrics (text exposition format 0.0.4):
 /// `http_requests_total{route,method,status}`, `http_request_duration_seconds{route}` (histogram),

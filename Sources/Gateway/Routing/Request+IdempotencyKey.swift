@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Wire
 
 extension Request {
     /// The request's `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header-07 "Syntax"),

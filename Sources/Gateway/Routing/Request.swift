@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Support
+import Wire
 
 /// What a route handler gets: the HTTP request, its path parameters and query, and on
 /// authenticated routes the caller's session.

@@ -1,4 +1,8 @@
-import Shared
+import Messages
+import ServiceKit
+import Support
+import Transport
+import Wire
 
 /// Live notifications for the streams this gateway holds, by routed delivery: the gateway
 /// subscribes (a `TopicSubscriber` on NotificationService's delivery socket) to exactly the

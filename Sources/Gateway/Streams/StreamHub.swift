@@ -1,4 +1,4 @@
-import Shared
+import Support
 
 /// The open notification streams, by recipient, and their resume bookkeeping (live events
 /// reach them through `LiveNotifications`).

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
-import Shared
+import Support
+import Transport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Support
 
 /// One notification received over a stream.
 struct ReceivedEvent: Sendable {

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import Harness
 
 /// CPU time of the stack's processes over a scenario's measured window: the figure machine noise
 /// disturbs least (a busy neighbour stretches latency, but hardly the CPU a request costs).

@@ -1,6 +1,7 @@
 import CZMQ
 import Foundation
-import Shared
+import Support
+import Transport
 
 /// The transport's own ceiling: raw libzmq PUB → SUB sockets over loopback TCP in this
 /// process, with the same payload size and rate (and fan-out shape) as the scenario.

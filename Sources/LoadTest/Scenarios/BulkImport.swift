@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Messages
+import Support
+import Wire
 
 /// Setup through the services instead of the public HTTP API: users by `auth.import_users`
 /// (one argon2id hash, computed here, for all of them), follows by `notification.import_follows`

@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Support
 
 /// Scenario `celebrity`: user 0, followed by F users with notifyPosts, posts P times while K of
 /// them hold streams. Streamed `post` notifications give the delivery latency; followers' lists

@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Support
 
 /// Scenario `likes`: an open-loop constant rate of likes on fresh posts whose owners hold
 /// notification streams; every like must yield exactly one `like` notification to the owner.

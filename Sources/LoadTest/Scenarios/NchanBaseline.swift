@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Support
 
 /// A real SSE server in the same shape as the scenario: nginx + nchan (`NginxNchan`), K
 /// EventSource subscribers on `/sub/<channel>`, messages published by HTTP `POST /pub/<channel>`

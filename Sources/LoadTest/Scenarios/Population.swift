@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Support
+import Wire
 
 /// One registered load-test user.
 struct LoadUser: Codable, Sendable {

@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Support
 
 /// `LoadTest push`: notifications reaching APNs while users' apps are closed (issue 22).
 ///

@@ -1,6 +1,6 @@
 import Foundation
-import Shared
-import TestSupport
+import Harness
+import ServiceKit
 
 /// `LoadTest smoke`: starts its own stack (the real executables on ephemeral ports, temp
 /// DATA_DIR), runs a small likes run and a small celebrity run with the baseline on users and

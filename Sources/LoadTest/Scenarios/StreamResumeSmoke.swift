@@ -1,6 +1,6 @@
 import Foundation
-import Shared
-import TestSupport
+import Harness
+import Messages
 
 /// The smoke run's reconnection check: a notification stream whose gateway is killed opens again
 /// once the gateway is back and resumes with `Last-Event-ID`, missing nothing made while it was

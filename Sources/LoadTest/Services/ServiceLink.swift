@@ -1,6 +1,7 @@
 import Foundation
-import Shared
-import TestSupport
+import Harness
+import ServiceKit
+import Support
 
 /// LoadTest's ZeroMQ side, for what setup does through the services rather than the public
 /// HTTP API (the bulk imports): RPC clients to AuthService, ProfileService and

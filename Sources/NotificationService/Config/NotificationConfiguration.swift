@@ -1,4 +1,4 @@
-import Shared
+import Support
 
 /// NotificationService settings from the environment, each with a working default.
 struct NotificationConfiguration: Sendable, Equatable {

@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import ServiceKit
+import Wire
 
 /// Hands stored notifications to routed delivery (`NotificationRouting`): one message per
 /// recipient on the recipient's topic, built on the publisher's socket thread from one template

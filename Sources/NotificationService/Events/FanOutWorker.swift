@@ -1,4 +1,8 @@
-import Shared
+import Messages
+import ServiceKit
+import Storage
+import Support
+import Wire
 
 /// A new post's notification to the owner's `notifyPosts` followers.
 struct FanOutJob: Sendable {

@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// Turns ProfileService's events into notifications, each applied in the subscriber's
 /// transaction together with the subscriber's cursor, so a restart or a replay never applies an

@@ -1,4 +1,7 @@
-import Shared
+import ServiceKit
+import Storage
+import Support
+import Wire
 
 /// Moves new notifications from `recent_notifications` into `notifications` in the background
 /// (see `NotificationSchema`): every `intervalMs` (`NOTIFICATION_MERGE_INTERVAL_MS`, default

@@ -1,4 +1,7 @@
-import Shared
+import ServiceKit
+import Storage
+import Support
+import Wire
 
 /// How long notifications are kept: at most `count` per recipient (the newest) and none older
 /// than `maxAgeMs`, except that a recipient's newest notification is never removed for its age

@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// Devices and push preferences (API.md "Devices and push"): `notification.register_device`,
 /// `notification.list_devices`, `notification.delete_device`,

@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// The follow graph: `notification.follow`, `notification.unfollow`, `notification.header`, `notification.list_edges`,
 /// `notification.follow_states`. Usernames resolve through the identity replica (AuthService on a miss).

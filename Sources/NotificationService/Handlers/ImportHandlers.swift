@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// `notification.import_follows`: many followers of one followee in one transaction, without
 /// notifications (see `Notifications.ImportFollows`). Registered on NotificationService's RPC endpoint

@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// A recipient's notifications: `notification.list`, `notification.since`, `notification.mark_read`,
 /// `notification.list_groups`, `notification.unread_count`, and what

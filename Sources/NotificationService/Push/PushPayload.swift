@@ -1,6 +1,6 @@
 import APNs
 import Foundation
-import Shared
+import Wire
 
 /// The APNs request of a claimed push (API.md "Devices and push"): the payload
 /// `{"aps": {"alert": {"body": text}, "badge": unread, "sound": "default", "thread-id": type},

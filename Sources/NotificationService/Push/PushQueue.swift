@@ -1,4 +1,7 @@
-import Shared
+import Messages
+import Storage
+import Support
+import Wire
 
 /// What the notification writer and the push senders of one process share: the clock the queue's
 /// times are read from (Unix ms; tests move it) and the doorbell that wakes this process's

@@ -1,5 +1,8 @@
 import APNs
-import Shared
+import ServiceKit
+import Storage
+import Support
+import Wire
 
 /// Drains the push queue (`push_queue`, `PushQueueStore`) to APNs through a `PushTransport`.
 ///

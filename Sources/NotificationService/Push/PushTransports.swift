@@ -1,5 +1,5 @@
 import APNs
-import Shared
+import Support
 
 /// Where NotificationService gets its APNs transport from the environment.
 enum PushTransports {

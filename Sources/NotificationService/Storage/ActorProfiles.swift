@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Storage
 
 /// NotificationService's replica of the public profile fields an actor is shown with (name,
 /// bio, photo URL; the username is the identity replica's), kept current by ProfileService's

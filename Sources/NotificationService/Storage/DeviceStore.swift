@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// Users' APNs devices and push preferences (`devices`, `push_preferences`, see `PushSchema`)
 /// on a SQL `Database`, either engine.

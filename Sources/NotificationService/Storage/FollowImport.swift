@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// The SQL of `notification.import_follows` (on `edges` and `follow_counts`), set-based: one INSERT of
 /// every new edge from a JSON array of follower keys, one upsert of their `following` counters,

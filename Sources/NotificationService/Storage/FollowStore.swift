@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Storage
 
 /// A user as the follow graph names them: id and current username.
 struct UserRef: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Storage
 
 /// The compact integer keys NotificationService stores instead of ids: a user's is its
 /// `identities.key` (the identity replica's row), a post's its `posts.key`.

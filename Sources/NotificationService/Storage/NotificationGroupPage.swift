@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// Reads a page of a recipient's notification groups (`notification.list_groups`) from what is
 /// kept on write, never from the history: the multi-member groups from `notification_groups` by

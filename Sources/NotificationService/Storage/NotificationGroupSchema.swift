@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// The tables of grouped notifications and the badge (migration `notification.12-groups-and-badge`),
 /// the same on both engines (SQLite's `WITHOUT ROWID`, `MAX`; PostgreSQL's `GREATEST`):

@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// Upkeep of `notification_groups` (see `NotificationGroupSchema`) beyond the insert trigger
 /// that adds each new row to its group: a row's group key, a group's newest members, and the

@@ -1,4 +1,5 @@
-import Shared
+import Storage
+import Wire
 
 /// Notification ids as clients see them: opaque and unguessable, yet decodable by the service.
 ///

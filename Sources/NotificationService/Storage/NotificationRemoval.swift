@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// A stored notification row about to be removed: its key and what its group and badge need.
 struct RemovedRow: Sendable, Equatable {

@@ -1,4 +1,5 @@
-import Shared
+import BackendKit
+import Storage
 
 /// NotificationService's tables (migrations, oldest first). Users and posts are compact
 /// integer keys (`identities.key`, `posts.key`) in every table and index; ids (32 hex digits)

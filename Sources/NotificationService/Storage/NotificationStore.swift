@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// A notification to store: who gets it, who caused it, and what about.
 struct NewNotification: Sendable {

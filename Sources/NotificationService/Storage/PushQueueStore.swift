@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// A queued push a sender claimed: what its `PushMessage` needs.
 struct ClaimedPush: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Shared
+import Storage
 
 /// The tables of push delivery (migration `notification.14-push`), the same on both engines
 /// (SQLite's `INTEGER PRIMARY KEY`, PostgreSQL's identity columns):

@@ -1,4 +1,4 @@
-import Shared
+import Support
 
 /// ProfileService settings from the environment, each defaulting to the seeds' value.
 struct ProfileConfiguration: Sendable {

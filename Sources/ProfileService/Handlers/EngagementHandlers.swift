@@ -1,5 +1,7 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import Wire
 
 /// Likes and comments: `profile.set_like`, `profile.list_likes`, `profile.add_comment`,
 /// `profile.list_comments`.

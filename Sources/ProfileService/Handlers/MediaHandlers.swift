@@ -1,5 +1,7 @@
+import BackendKit
 import Media
-import Shared
+import Messages
+import Wire
 
 /// Media: `profile.upload_media`, `profile.read_media`, `profile.set_profile_photo`,
 /// `profile.clear_profile_photo`, `profile.create_media_post` (API.md "Media"). Uploads arrive in

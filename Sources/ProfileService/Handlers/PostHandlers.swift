@@ -1,5 +1,7 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import Wire
 
 /// Posts: `profile.create_post`, `profile.get_post`, `profile.delete_post`, `profile.list_posts`.
 struct PostHandlers: Sendable {

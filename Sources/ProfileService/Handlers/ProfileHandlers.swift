@@ -1,5 +1,8 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import ServiceKit
+import Wire
 
 /// Profiles: `profile.check_fields`, `profile.create`, `profile.get_me`, `profile.update_me`,
 /// `profile.edit_form`, `profile.header`, `profile.users_by_ids`.

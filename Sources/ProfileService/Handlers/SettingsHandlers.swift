@@ -1,4 +1,6 @@
-import Shared
+import BackendKit
+import Messages
+import Wire
 
 /// Settings: `profile.get_settings`, `profile.update_settings`.
 struct SettingsHandlers: Sendable {

@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import ServiceKit
 
 /// The settings screen (API.md `GET /v1/settings`): the seed's three sections, in order, with
 /// the configured URLs.

@@ -1,4 +1,7 @@
-import Shared
+import Messages
+import ServiceKit
+import Support
+import Wire
 
 /// Deletes `Idempotency-Key` records older than `IdempotencyKey.retentionMs` (24 h): at start and
 /// every `intervalMs`, in batches of `batch` rows, each its own short transaction. Lookups

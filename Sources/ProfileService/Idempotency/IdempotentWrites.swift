@@ -1,5 +1,7 @@
 import Foundation
-import Shared
+import Messages
+import Support
+import Wire
 
 /// Runs ProfileService's keyed writes (`profile.create_post`, `profile.create_media_post`,
 /// `profile.add_comment`, `profile.upload_media` with an `idempotencyKey`) at most once per user

@@ -1,5 +1,6 @@
 import Media
-import Shared
+import Messages
+import Wire
 
 /// What makes two requests with one `Idempotency-Key` the same request: the draft's
 /// "Idempotency Fingerprint" (draft-ietf-httpapi-idempotency-key-header-07), here the SHA-256

@@ -1,5 +1,7 @@
 import Media
-import Shared
+import ServiceKit
+import Support
+import Wire
 
 /// Removes media nothing uses any more (docs/media.md "Collection"): every `intervalMs`, and
 /// `delayMs` after each release, it asks the store for the due ids nothing references and

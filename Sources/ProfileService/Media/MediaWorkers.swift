@@ -1,7 +1,8 @@
 import Dispatch
 import Media
-import Shared
+import Support
 import Synchronization
+import Wire
 
 /// Runs blocking media work (decoding, encoding, file writes and reads) on dispatch threads, not
 /// on the cooperative pool (STYLE.md 8), at most `count` jobs at once; further jobs wait their

@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// A comment about to be stored.
 struct NewComment: Sendable {

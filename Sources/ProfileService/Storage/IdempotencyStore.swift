@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// A keyed write about to be made (draft-ietf-httpapi-idempotency-key-header-07): who sent it,
 /// the key, and the fingerprint of what it asks.

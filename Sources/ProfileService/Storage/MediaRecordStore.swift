@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Storage
 
 /// One `media` row: an upload by one user.
 struct MediaRecord: Sendable, RowDecodable, Equatable {

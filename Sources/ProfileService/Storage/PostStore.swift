@@ -1,4 +1,6 @@
-import Shared
+import Messages
+import Storage
+import Wire
 
 /// One `posts` row.
 struct PostRecord: Sendable, RowDecodable {

@@ -1,4 +1,5 @@
-import Shared
+import BackendKit
+import Storage
 
 /// ProfileService's tables (migrations, oldest first).
 ///

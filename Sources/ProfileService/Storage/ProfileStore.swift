@@ -1,4 +1,8 @@
-import Shared
+import BackendKit
+import Messages
+import ServiceKit
+import Storage
+import Wire
 
 /// Changes to a profile's own fields: nil = unchanged; `clear` sets the named optional fields
 /// (`phone`, `gender`, `birthDate`, `profilePhotoURL`) to null.

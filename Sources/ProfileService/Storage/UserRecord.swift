@@ -1,4 +1,5 @@
-import Shared
+import Messages
+import Storage
 
 /// An account as ProfileService knows it: the replicated identity and the profile fields.
 struct UserRecord: Sendable, Equatable, RowDecodable {

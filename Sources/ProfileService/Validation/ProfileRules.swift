@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Messages
+import Wire
 
 /// The rules for the fields ProfileService owns, each written once. Every rule returns nil when
 /// the value is acceptable, or the `FieldError` to report; callers collect them all and answer

@@ -1,3 +1,5 @@
+import Wire
+
 /// AuthService's messages: accounts, passwords, sessions. Producer name for events: `auth`.
 public enum Auth {
     /// A new session: the bearer token (shown once, only its hash is stored) and its expiry.

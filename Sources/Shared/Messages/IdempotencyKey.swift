@@ -1,3 +1,5 @@
+import Wire
+
 /// The `Idempotency-Key` request header field, as the gateway accepts it and ProfileService
 /// stores it (draft-ietf-httpapi-idempotency-key-header-07, "The Idempotency-Key HTTP Header
 /// Field"; API.md "Idempotent writes").

@@ -1,3 +1,5 @@
+import Wire
+
 /// NotificationService's push messages (API.md "Devices and push"): a user's APNs devices and
 /// their per-type push preferences. The gateway checks the shape of what clients send (platform,
 /// token, environment); the service stores it.

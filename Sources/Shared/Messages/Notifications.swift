@@ -1,3 +1,5 @@
+import Wire
+
 /// NotificationService's messages: the follow graph and notifications.
 /// Producer name for events: `notification`.
 public enum Notifications {

@@ -1,3 +1,5 @@
+import Wire
+
 /// ProfileService's messages: profiles, posts, likes, comments, tags, settings.
 /// Producer name for events: `profile`.
 public enum Profile {

@@ -1,3 +1,5 @@
+import Wire
+
 /// A request/reply message pair with its wire type name.
 ///
 /// Each service's messages are nested in one namespace (`Auth.Login`, `Notifications.Follow`), so the

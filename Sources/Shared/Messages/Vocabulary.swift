@@ -1,4 +1,6 @@
 import Foundation
+import Support
+import Wire
 
 /// The vocabularies services exchange as strings on the wire (notification kinds, error codes)
 /// as enums, and the one place a value this build does not know is reported.

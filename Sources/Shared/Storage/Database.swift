@@ -1,6 +1,9 @@
 import Dispatch
 import Foundation
+import Messages
+import Support
 import Synchronization
+import Wire
 
 /// A write lost a race with a concurrent transaction (e.g. another replica took the same
 /// per-recipient seq) and changed nothing that should be kept: `Database.write` runs it again, up
@@ -80,7 +83,7 @@ public final class Transaction {
     /// meantime (two briefly believed they were the active one), this throws and the
     /// transaction, with what it applied, rolls back, so no event is applied twice.
     /// - Throws: `CursorMoved` when the cursor is no longer at `expected`; the engine's error.
-    func setCursor(_ seq: Int64, for producer: String, expected: Int64) throws {
+    package func setCursor(_ seq: Int64, for producer: String, expected: Int64) throws {
         try connection.query(
             """
             INSERT INTO event_cursor(producer, seq) VALUES (?, ?)
@@ -289,7 +292,7 @@ public final class Database: @unchecked Sendable {
                     }
                     events = try appendToOutbox(pending)
                     // Wakes the replica that publishes the outbox (see `Leadership`), at commit.
-                    if engine == .postgres && !events.isEmpty { try writer.execute("NOTIFY \(Leadership.outboxChannel)") }
+                    if engine == .postgres && !events.isEmpty { try writer.execute("NOTIFY \(Outbox.notifyChannel)") }
                     try writer.execute("COMMIT")
                     let applied = Int64(outcomes.count { if case .success = $0 { true } else { false } })
                     writeCounts.withLock {
@@ -380,7 +383,7 @@ public final class Database: @unchecked Sendable {
         // On SQLite, a read made on a loop thread runs there: a read of the local file costs
         // less than the two thread handoffs of the queue (and under WAL it never waits for the
         // writer). On PostgreSQL every read is a network round trip and keeps its queue.
-        if loopReader != nil, LoopExecutor.isOnLoopThread, let result = try readInline(body, deadline: deadline) {
+        if loopReader != nil, LoopThread.isCurrent, let result = try readInline(body, deadline: deadline) {
             return result
         }
         let index = nextReader.add(1, ordering: .relaxed).oldValue % readers.count
@@ -412,7 +415,7 @@ public final class Database: @unchecked Sendable {
 
     /// The last sequence number applied from `producer` (0 if none), for `EventSubscriber`.
     /// - Throws: the engine's error.
-    func cursor(for producer: String) async throws -> Int64 {
+    package func cursor(for producer: String) async throws -> Int64 {
         try await read { try $0.scalar("SELECT seq FROM event_cursor WHERE producer = ?", [producer]) ?? 0 }
     }
 

@@ -1,3 +1,5 @@
+import Wire
+
 /// The storage engine under a service's `Database`.
 public enum StorageEngine: String, Sendable, CaseIterable, CustomStringConvertible {
     /// SQLite, embedded: one file per service under `DATA_DIR` (the default).

@@ -1,3 +1,5 @@
+import Wire
+
 /// One schema change, identified by a stable name (GRDB's `DatabaseMigrator` shape).
 public struct Migration: Sendable {
     /// Stable, unique within the database, e.g. `profile.3-identity-replica`. Never renamed:

@@ -1,6 +1,12 @@
+import Wire
+
 /// The transactional outbox: events written with the state change they announce.
 /// The outbox table and its envelope format.
 public enum Outbox {
+    /// The PostgreSQL notification channel a commit that wrote events notifies (`NOTIFY outbox`),
+    /// so the replica that publishes the outbox (`Leadership`, `OutboxRelay`) reads it at once.
+    public static let notifyChannel = "outbox"
+
     /// Tables every service database has: `outbox` (events, kept for replay) and
     /// `event_cursor` (the last sequence number applied per producer this service subscribes
     /// to, read and written only by `EventSubscriber`). `IF NOT EXISTS`: databases from before

@@ -1,5 +1,7 @@
 import CLibPQ
 import Glibc
+import Support
+import Wire
 
 /// An error from PostgreSQL or libpq: SQLSTATE, the server's message and detail, and the SQL
 /// that failed. Codes are PostgreSQL's (Appendix A, "PostgreSQL Error Codes").

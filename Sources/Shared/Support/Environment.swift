@@ -2,6 +2,12 @@ import Foundation
 
 /// A configuration value that could not be used, naming the environment variable.
 public struct ConfigurationError: Error, CustomStringConvertible {
+    package init(variable: String, value: String, expected: String) {
+        self.variable = variable
+        self.value = value
+        self.expected = expected
+    }
+
     public var variable: String
     public var value: String
     public var expected: String

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// Structured logging in swift-log's shape: one JSON line per event on stderr,
 /// `{"ts": "...", "level": "info", "service": "auth", "msg": "request.handled", ...metadata}`.

@@ -1,5 +1,6 @@
 import CResolv
 import Foundation
+import Support
 
 #if canImport(Glibc)
     import Glibc
@@ -15,23 +16,23 @@ import Foundation
 /// (set for its own thread only), and an attempt that has not answered is not waited for: the
 /// owner starts another beside it (a new query, which a server that is back answers at once), at
 /// most `maxInFlight` at a time, and takes the first result.
-final class HostLookup: Sendable {
+package final class HostLookup: Sendable {
     /// What one attempt found.
-    enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         /// The first IPv4 address of the name, as text (`10.89.0.3`).
         case address(String)
         /// `gai_strerror`'s text (`Name or service not known`, `Temporary failure in name resolution`).
         case failed(String)
     }
 
-    let host: String
+    package let host: String
     /// Most attempts running at once; a new one is refused while they all wait.
-    let maxInFlight: Int
+    package let maxInFlight: Int
     /// What an attempt runs: `HostLookup.resolve`, or a stand-in in tests.
     private let resolver: @Sendable (String) -> Outcome
     /// The longest an attempt waits for one DNS answer, in seconds (resolv.conf's `timeout`,
     /// lowered for the attempt's thread; a lower setting is kept).
-    static let queryTimeoutS: Int32 = 2
+    package static let queryTimeoutS: Int32 = 2
     private let notify: @Sendable () -> Void
 
     private struct State {
@@ -45,7 +46,7 @@ final class HostLookup: Sendable {
     /// - Parameters:
     ///   - resolver: what an attempt runs (default `HostLookup.resolve`).
     ///   - notify: called (on the attempt's thread) when a result is ready to take.
-    init(
+    package init(
         host: String, maxInFlight: Int = 8, resolver: @escaping @Sendable (String) -> Outcome = HostLookup.resolve,
         notify: @escaping @Sendable () -> Void
     ) {
@@ -56,12 +57,12 @@ final class HostLookup: Sendable {
     }
 
     /// Attempts still running.
-    var inFlight: Int { state.withLock { $0.inFlight } }
+    package var inFlight: Int { state.withLock { $0.inFlight } }
 
     /// Starts an attempt on a thread of its own, unless `maxInFlight` are running.
     /// - Returns: whether one was started.
     @discardableResult
-    func startAttempt() -> Bool {
+    package func startAttempt() -> Bool {
         let generation = state.withLock { s -> Int? in
             guard s.inFlight < maxInFlight else { return nil }
             s.inFlight += 1
@@ -87,7 +88,7 @@ final class HostLookup: Sendable {
     }
 
     /// The result of the attempts since the last call or `reset()`, if one finished.
-    func takeResult() -> Outcome? {
+    package func takeResult() -> Outcome? {
         state.withLock { s in
             defer { s.result = nil }
             return s.result
@@ -95,7 +96,7 @@ final class HostLookup: Sendable {
     }
 
     /// Forgets the attempts still running: their results are dropped when they finish.
-    func reset() {
+    package func reset() {
         state.withLock { s in
             s.generation += 1
             s.result = nil
@@ -104,7 +105,7 @@ final class HostLookup: Sendable {
 
     /// One blocking `getaddrinfo` call, with this thread's DNS waits capped (`queryTimeoutS`, one
     /// try per server).
-    static func resolve(_ host: String) -> Outcome {
+    package static func resolve(_ host: String) -> Outcome {
         _ = insta_resolver_cap(queryTimeoutS, 1)
         var hints = addrinfo()
         hints.ai_family = AF_INET

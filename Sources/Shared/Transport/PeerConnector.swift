@@ -1,4 +1,6 @@
 import CZMQ
+import Support
+import Wire
 
 /// Keeps a client socket (DEALER, SUB) connected to a service named in a `tcp://host:port`
 /// endpoint, looking the host name up itself rather than letting libzmq do it.
@@ -22,11 +24,11 @@ import CZMQ
 /// Confined to the socket's thread, like the socket: the owner polls `monitor`, passes what it
 /// reads to `receiveEvents()`, calls `service(nowMs:)` on every turn of its loop, and polls the
 /// `Wakeup` it gave, which rings when a lookup finishes.
-final class PeerConnector {
+package final class PeerConnector {
     /// The socket's monitor (a PAIR on an inproc endpoint): poll it for readability.
-    let monitor: ZMQSocket
+    package let monitor: ZMQSocket
     /// The endpoint as configured.
-    let endpoint: String
+    package let endpoint: String
     /// Whether a connection is up (its handshake done, not disconnected since).
     private(set) var isConnected = false
     /// The endpoint libzmq is connected (or connecting) to: the address form of `endpoint`.
@@ -45,7 +47,7 @@ final class PeerConnector {
     private var failuresInARow = 0
 
     /// The monitor events the connector acts on, which its owner gets from `receiveEvents()`.
-    static let events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED
+    package static let events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CONNECT_RETRIED
 
     /// Starts monitoring `socket` and connects it: at once when `endpoint` needs no lookup, else
     /// once the first lookup answers (from `service(nowMs:)`).
@@ -54,7 +56,7 @@ final class PeerConnector {
     ///   - retryMs: see the property (1 s).
     ///   - resolver: looks a host name up (default `HostLookup.resolve`; tests give a stand-in).
     /// - Throws: `ZMQError` when the monitor cannot be set up or libzmq refuses the endpoint.
-    init(
+    package init(
         socket: ZMQSocket, endpoint: String, wakeup: Wakeup, logger: Logger, retryMs: Int64 = 1_000,
         resolver: @escaping @Sendable (String) -> HostLookup.Outcome = HostLookup.resolve
     ) throws {
@@ -81,7 +83,7 @@ final class PeerConnector {
     /// Reads every event waiting on `monitor` and acts on it.
     /// - Returns: the events' codes (`ZMQ_EVENT_*`), oldest first.
     /// - Throws: `ZMQError` (`.contextTerminated` when the context shuts down).
-    func receiveEvents() throws -> [Int32] {
+    package func receiveEvents() throws -> [Int32] {
         var codes: [Int32] = []
         while let event = try monitor.receive(dontWait: true) {
             guard let first = event.first, first.count >= 2 else { continue }
@@ -103,7 +105,7 @@ final class PeerConnector {
     /// Connects to what a finished lookup found and starts the attempts that are due.
     /// - Returns: ms until it wants to be called again (nil: only when the wakeup rings or a
     ///   monitor event arrives).
-    func service(nowMs now: Int64) -> Int64? {
+    package func service(nowMs now: Int64) -> Int64? {
         guard let lookup, let tcp, lookupWanted else { return nil }
         switch lookup.takeResult() {
         case .address(let address)?:
@@ -145,5 +147,5 @@ final class PeerConnector {
     }
 
     /// Closes the monitor (the socket is its owner's to close).
-    func close() { monitor.close() }
+    package func close() { monitor.close() }
 }

@@ -1,4 +1,4 @@
-import Shared
+import Support
 import Testing
 
 @testable import AuthService

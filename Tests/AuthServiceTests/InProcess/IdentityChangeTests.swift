@@ -1,4 +1,4 @@
-import Shared
+import Messages
 import Testing
 
 @testable import AuthService

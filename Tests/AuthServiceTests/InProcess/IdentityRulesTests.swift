@@ -1,4 +1,3 @@
-import Shared
 import Testing
 
 @testable import AuthService

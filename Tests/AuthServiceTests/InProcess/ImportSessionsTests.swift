@@ -1,5 +1,6 @@
-import Shared
+import Messages
 import Testing
+import Wire
 
 @testable import AuthService
 

@@ -1,5 +1,5 @@
 import CSodium
-import Shared
+import Messages
 import Testing
 
 @testable import AuthService

@@ -1,5 +1,6 @@
-import Shared
+import Support
 import Testing
+import Wire
 
 @testable import AuthService
 

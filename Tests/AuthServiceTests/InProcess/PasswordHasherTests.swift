@@ -1,6 +1,7 @@
 import CSodium
-import Shared
+import Support
 import Testing
+import Wire
 
 @testable import AuthService
 

@@ -1,5 +1,7 @@
-import Shared
+import Messages
+import Support
 import Testing
+import Wire
 
 @testable import AuthService
 

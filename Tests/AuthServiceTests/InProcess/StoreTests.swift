@@ -1,5 +1,7 @@
-import Shared
+import Messages
+import Storage
 import Testing
+import Wire
 
 @testable import AuthService
 

@@ -1,7 +1,13 @@
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
 import TestSupport
 import Testing
+import Transport
 
 /// A durable subscriber (Shared's `EventSubscriber`, as the other services use it) to the real
 /// AuthService, recording what it applies in its own database.

@@ -1,7 +1,10 @@
 import Foundation
-import Shared
+import Harness
+import Messages
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 /// `auth.import_sessions` through the real executables: the gateway's bearer check accepts an
 /// imported session as a login's and logout revokes it; the gateway has no route to it; an

@@ -1,7 +1,9 @@
 import Foundation
-import Shared
+import Harness
+import Messages
 import TestSupport
 import Testing
+import Wire
 
 @testable import AuthService
 

@@ -1,6 +1,6 @@
-import Shared
 import TestSupport
 import Testing
+import Wire
 
 /// What only the wire shows: the client address carried in `auth.login` decides the
 /// throttling, and a burst of logins gets only documented answers.

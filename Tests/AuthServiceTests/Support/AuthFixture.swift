@@ -1,8 +1,13 @@
 import Dispatch
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Support
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 /// A running AuthService (the real executable, a fresh data directory) and a client to it,
 /// for what only a process shows: restarts, crashes, the wire, the files and logs it writes.

@@ -1,5 +1,6 @@
-import Shared
+import Support
 import Testing
+import Wire
 
 /// Runs `body`, expecting a `ServiceError` with `code` and `status`; returns it for more checks.
 @discardableResult

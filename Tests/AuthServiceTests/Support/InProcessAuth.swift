@@ -1,7 +1,12 @@
+import BackendKit
 import CSodium
 import Foundation
-import Shared
+import Harness
+import Messages
+import Storage
+import Support
 import TestSupport
+import Wire
 
 @testable import AuthService
 

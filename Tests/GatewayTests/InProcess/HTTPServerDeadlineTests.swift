@@ -1,6 +1,8 @@
 import Foundation
-import Shared
+import Harness
+import Support
 import Testing
+import Wire
 
 @testable import Gateway
 

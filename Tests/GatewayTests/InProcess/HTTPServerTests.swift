@@ -1,6 +1,10 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
+import ServiceKit
+import Support
 import Testing
+import Transport
 
 @testable import Gateway
 

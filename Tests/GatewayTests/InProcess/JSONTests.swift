@@ -1,6 +1,6 @@
 import Foundation
-import Shared
 import Testing
+import Wire
 
 @testable import Gateway
 

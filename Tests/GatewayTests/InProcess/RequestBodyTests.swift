@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Support
 import Testing
 
 @testable import Gateway

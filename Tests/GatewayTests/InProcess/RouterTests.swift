@@ -1,4 +1,4 @@
-import Shared
+import Harness
 import Testing
 
 @testable import Gateway

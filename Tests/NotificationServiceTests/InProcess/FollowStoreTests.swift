@@ -1,6 +1,8 @@
 import Foundation
-import Shared
+import Messages
+import Storage
 import Testing
+import Wire
 
 @testable import NotificationService
 

@@ -1,6 +1,8 @@
+import BackendKit
 import Foundation
-import Shared
+import Messages
 import Testing
+import Wire
 
 @testable import NotificationService
 

@@ -1,7 +1,11 @@
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
+import Storage
 import TestSupport
 import Testing
+import Wire
 
 @testable import NotificationService
 

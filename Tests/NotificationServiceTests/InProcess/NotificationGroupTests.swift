@@ -1,7 +1,10 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import Storage
 import TestSupport
 import Testing
+import Wire
 
 @testable import NotificationService
 

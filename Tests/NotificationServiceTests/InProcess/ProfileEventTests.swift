@@ -1,6 +1,7 @@
 import Foundation
-import Shared
+import Messages
 import Testing
+import Wire
 
 @testable import NotificationService
 

@@ -1,8 +1,9 @@
 import APNs
 import Foundation
-import Shared
+import Harness
 import TestSupport
 import Testing
+import Wire
 
 @testable import NotificationService
 

@@ -1,8 +1,11 @@
 import APNs
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
 import TestSupport
 import Testing
+import Wire
 
 @testable import NotificationService
 

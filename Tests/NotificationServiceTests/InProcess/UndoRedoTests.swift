@@ -1,5 +1,5 @@
 import Foundation
-import Shared
+import Messages
 import TestSupport
 import Testing
 

@@ -1,7 +1,8 @@
 import Foundation
-import Shared
+import Messages
 import TestSupport
 import Testing
+import Wire
 
 /// The bulk imports through the real NotificationService executable: users arrive as one
 /// `auth.users.imported` event (AuthService answering no lookups, so only the event can have

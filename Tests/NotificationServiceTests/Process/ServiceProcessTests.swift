@@ -1,7 +1,11 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Support
 import TestSupport
 import Testing
+import Wire
 
 @testable import NotificationService
 

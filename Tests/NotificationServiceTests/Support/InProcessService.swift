@@ -1,7 +1,12 @@
 import APNs
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
 import TestSupport
+import Transport
 
 @testable import NotificationService
 

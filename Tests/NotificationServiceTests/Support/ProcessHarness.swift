@@ -1,6 +1,10 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
 import TestSupport
+import Transport
+import Wire
 
 /// The real NotificationService executable, fed by in-process fake AuthService and
 /// ProfileService producers (so events can be emitted on demand, also while the service is

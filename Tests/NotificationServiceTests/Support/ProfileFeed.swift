@@ -1,5 +1,10 @@
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
 import TestSupport
 
 @testable import NotificationService

@@ -1,5 +1,9 @@
 import Foundation
-import Shared
+import Messages
+import ServiceKit
+import Storage
+import Support
+import Wire
 
 @testable import NotificationService
 

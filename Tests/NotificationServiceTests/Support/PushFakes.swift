@@ -1,6 +1,7 @@
 import APNs
 import Foundation
-import Shared
+import Support
+import Wire
 
 @testable import NotificationService
 

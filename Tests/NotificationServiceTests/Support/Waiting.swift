@@ -1,5 +1,4 @@
 import Foundation
-import Shared
 
 /// A condition that did not hold before its deadline.
 struct TimedOut: Error, CustomStringConvertible {

@@ -1,6 +1,10 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import Support
 import TestSupport
+import Transport
+import Wire
 
 /// An in-process stand-in for AuthService: TestSupport's `FakeProducer` (a `ServiceHost` with
 /// its own outbox on loopback) answering the three RPCs ProfileService asks —

@@ -1,7 +1,14 @@
+import BackendKit
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
 import TestSupport
 import Testing
+import Transport
+import Wire
 
 @testable import ProfileService
 

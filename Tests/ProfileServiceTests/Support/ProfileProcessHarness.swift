@@ -1,6 +1,11 @@
 import Foundation
-import Shared
+import Harness
+import Messages
+import ServiceKit
+import Storage
 import TestSupport
+import Transport
+import Wire
 
 #if canImport(Glibc)
     import Glibc

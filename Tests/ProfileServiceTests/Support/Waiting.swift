@@ -1,5 +1,6 @@
 import Foundation
-import Shared
+import Harness
+import Support
 import TestSupport
 
 /// Polls `condition` until it holds, throwing (never returning silently) when `seconds` pass
