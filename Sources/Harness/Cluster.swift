@@ -133,14 +133,14 @@ public final class Cluster: @unchecked Sendable {
 
 /// Waits until `client` can reach its service (a ping answered), polling with short RPC
 /// deadlines rather than sleeping.
+/// - Throws: `TimedOut` after `timeoutMs`; an error of the ping other than 503 or 504 at once.
 public func waitUntilReachable(_ client: RPCClient, timeoutMs: Int64 = 60_000) async throws {
-    let end = Timestamp.nowMs() + timeoutMs
-    while true {
+    try await eventually("\(client.service) reachable", within: Double(timeoutMs) / 1000, intervalMs: 0) {
         do {
             _ = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 500)
-            return
-        } catch let e as ServiceError where Timestamp.nowMs() < end && (e.status == 503 || e.status == 504) {
-            continue
+            return true
+        } catch let e as ServiceError where e.status == 503 || e.status == 504 {
+            return false
         }
     }
 }

@@ -1,5 +1,6 @@
 import BackendKit
 import Foundation
+import Harness
 import Messages
 import Support
 import TestSupport

@@ -224,9 +224,8 @@ struct HostAndClientTests {
         // A handler that never finishes: only the stop can answer it before the 60 s deadline.
         async let pending = client.call(TestRPC.Gated.self, .init(gate: "never-\(RandomID.make())"), timeoutMs: 60_000)
         // Wait until the host has the request in flight.
-        let deadline = Timestamp.nowMs() + 60_000
-        while (host.counterSnapshot()["requests.test.gated"] ?? 0) < 1 && Timestamp.nowMs() < deadline {
-            try await Task.sleep(for: .milliseconds(5))
+        try await eventually("the gated request in flight", intervalMs: 5) {
+            (host.counterSnapshot()["requests.test.gated"] ?? 0) >= 1
         }
         host.stop()
         await host.run()
@@ -253,24 +252,15 @@ struct HostAndClientTests {
             defer { client.shutdown() }
             async let reply = client.call(
                 NonIdempotentEcho.self, .init(text: "once"), timeoutMs: 20_000, idempotent: marked ? true : nil)
-            let deadline = Timestamp.nowMs() + 20_000
-            var received = false
-            while !received && Timestamp.nowMs() < deadline {
-                received = try router.receive(dontWait: true) != nil
-                if !received { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the bare ROUTER received the request", intervalMs: 5) {
+                try router.receive(dontWait: true) != nil
             }
-            #expect(received)
             router.close()
             // libzmq releases the port on its I/O thread, a moment after the close.
-            var host: ServiceHost?
-            while host == nil {
-                do { host = try makeTestHost(context: context, rpc: endpoint) } catch
-                    where error is ZMQError && Timestamp.nowMs() < deadline
-                {
-                    try await Task.sleep(for: .milliseconds(10))
-                }
+            let host = try await eventuallyValue("the ROUTER's port released", intervalMs: 10) {
+                do { return try makeTestHost(context: context, rpc: endpoint) } catch is ZMQError { return nil }
             }
-            defer { host?.stop() }
+            defer { host.stop() }
             do {
                 let answer = try await reply
                 #expect(marked && answer.text == "once")
@@ -317,15 +307,7 @@ actor OrderLog {
 
 /// Retries pings until the client has a live connection (deadline-bounded, no sleeping).
 func waitUntilConnected(_ client: RPCClient) async throws {
-    let end = Timestamp.nowMs() + 30_000
-    while true {
-        do {
-            _ = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 2_000)
-            return
-        } catch let e as ServiceError where (e.status == 503 || e.status == 504) && Timestamp.nowMs() < end {
-            await Task.yield()
-        }
-    }
+    try await waitUntilReachable(client, timeoutMs: 30_000)
 }
 
 /// Where a service's handlers run (`LoopExecutor`): on the host's socket thread, also after an

@@ -12,16 +12,9 @@ import Testing
 /// sessions on the test server. Runs in the PostgreSQL pass of `scripts/test`.
 @Suite(.serialized, .enabled(if: TestStorage.engine == .postgres, "the election needs PostgreSQL"))
 struct LeadershipTests {
-    /// Waits until `condition` holds (polled), or fails after `timeoutMs`.
+    /// Waits until `condition` holds (polled), or throws `TimedOut` after `timeoutMs`.
     static func until(_ what: String, timeoutMs: Int64 = 30_000, _ condition: () -> Bool) async throws {
-        let end = Timestamp.nowMs() + timeoutMs
-        while !condition() {
-            guard Timestamp.nowMs() < end else {
-                Issue.record("timed out waiting for \(what)")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually(what, within: Double(timeoutMs) / 1000, intervalMs: 10) { condition() }
     }
 
     @Test func oneReplicaIsActiveAndAnotherTakesOverWhenItStops() async throws {

@@ -251,11 +251,7 @@ struct OutboxAndSubscriberTests {
         #expect(try await p.appliedSeqs() == Array(1...9))
         #expect((p.consumer.counters()["db.commits"] ?? 0) >= 6)  // the large ones one at a time
         // The counter moves once `apply` returns, just after the commit that signalled.
-        let end = Timestamp.nowMs() + 60_000
-        while subscriber.counters()["subscriber.test.cursor"] != 9 && Timestamp.nowMs() < end {
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(subscriber.counters()["subscriber.test.cursor"] == 9)
+        try await eventually("the cursor counter at 9") { subscriber.counters()["subscriber.test.cursor"] == 9 }
     }
 
     /// A live subscriber starts at the producer's head, hands each handler its events in order,

@@ -1,5 +1,6 @@
 import CZMQ
 import Foundation
+import Harness
 import Testing
 
 @testable import ServiceKit
@@ -63,7 +64,7 @@ struct PeerConnectorTests {
 
         // The service stops and comes back on another address of this machine, same port.
         first.stop()
-        try await waitUntil("the client sees the connection drop") { !client.isConnected }
+        try await eventually("the client sees the connection drop") { !client.isConnected }
         address.withLock { $0 = "127.0.0.2" }
         let second = try makeTestHost(context: context, rpc: "tcp://127.0.0.2:\(port)")
         defer { second.stop() }
@@ -71,18 +72,4 @@ struct PeerConnectorTests {
         #expect(try await client.call(TestRPC.Echo.self, .init(text: "second"), timeoutMs: 10_000).text == "second")
         #expect(lookups.withLock { $0 } >= 2)
     }
-}
-
-/// Polls `condition` every 5 ms for up to 30 s.
-private func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
-    let end = Timestamp.nowMs() + 30_000
-    while !condition() {
-        guard Timestamp.nowMs() < end else { throw TestTimeout(what: what) }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
-
-private struct TestTimeout: Error, CustomStringConvertible {
-    var what: String
-    var description: String { "not within 30 s: \(what)" }
 }

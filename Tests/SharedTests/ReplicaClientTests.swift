@@ -28,11 +28,10 @@ struct ReplicaClientTests {
             logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 20_000)
         defer { client.shutdown() }
         #expect(client.replicas == endpoints)
-        let deadline = Timestamp.nowMs() + 20_000
-        while client.connectedReplicas < 2 && Timestamp.nowMs() < deadline {
+        try await eventually("both replicas connected", intervalMs: 0) {
             _ = try? await client.call(TestRPC.Echo.self, .init(text: "warm-up"), timeoutMs: 500)
+            return client.connectedReplicas == 2
         }
-        #expect(client.connectedReplicas == 2)
         for i in 0..<20 { #expect(try await client.call(TestRPC.Echo.self, .init(text: "\(i)")).text == "\(i)") }
         let served = hosts.map { $0.counterSnapshot()["requests.test.echo"] ?? 0 }
         #expect(served.allSatisfy { $0 >= 5 }, "calls are spread: \(served)")
@@ -55,9 +54,9 @@ struct ReplicaClientTests {
             service: "test", endpoint: hosts.map { $0.boundEndpoints.withLock { $0.rpc } }.joined(separator: ","),
             context: context, logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 20_000)
         defer { client.shutdown() }
-        let deadline = Timestamp.nowMs() + 20_000
-        while client.connectedReplicas < 2 && Timestamp.nowMs() < deadline {
+        try await eventually("both replicas connected", intervalMs: 0) {
             _ = try? await client.call(TestRPC.Echo.self, .init(text: "warm-up"), timeoutMs: 500)
+            return client.connectedReplicas == 2
         }
         // A gated (non-idempotent) call is held by one replica, which then stops: the call fails
         // 503 (it may have been applied: never sent again), and the next calls go to the other.

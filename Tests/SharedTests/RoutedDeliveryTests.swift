@@ -1,4 +1,5 @@
 import Foundation
+import Harness
 import Testing
 
 @testable import Messages
@@ -108,15 +109,8 @@ struct RoutedDeliveryTests {
         // The same endpoint again: the subscriber reconnects and resubscribes by itself.
         let restarted = TopicPublisher(name: "test.pub", context: context, bind: endpoint, logger: Self.logger)
         // libzmq releases the port in the background once the old socket is closed.
-        let deadline = Date().addingTimeInterval(30)
-        while true {
-            do {
-                _ = try restarted.bind()
-                break
-            } catch {
-                if Date() > deadline { throw error }
-                try await Task.sleep(for: .milliseconds(10))
-            }
+        try await eventually("the old socket's port released", within: 30, intervalMs: 10) {
+            (try? restarted.bind()) != nil
         }
         let running = Task { await restarted.run() }
         defer {
@@ -187,11 +181,7 @@ private final class Collector: Sendable {
 
     /// Waits (60 s at most) until `condition` holds.
     func wait(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(60)
-        while !condition() {
-            if Date() > deadline { throw TestFailure("timed out waiting for \(what)") }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        try await eventually(what, intervalMs: 5) { condition() }
     }
 }
 

@@ -1,4 +1,5 @@
 import CSodium
+import Harness
 import Support
 import Testing
 import Wire
@@ -82,7 +83,7 @@ import Wire
             }
             guard Timestamp.nowMs() < end else {
                 task.cancel()
-                throw WaitTimedOut(what: "the work to queue for the held slot", seconds: 60)
+                throw TimedOut(what: "the work to queue for the held slot", seconds: 60)
             }
             try await Task.sleep(for: .milliseconds(1))
         }

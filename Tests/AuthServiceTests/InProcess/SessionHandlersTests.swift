@@ -1,3 +1,4 @@
+import Harness
 import Messages
 import Support
 import Testing
@@ -161,7 +162,7 @@ struct SessionHandlersTests {
                     InProcessAuth.context(Auth.Login.type))
             }
         }
-        try await waitUntil("five logins queued for the slot") { await slots.waiting == 5 }
+        try await eventually("five logins queued for the slot") { await slots.waiting == 5 }
         #expect(try await handlers.validate(.init(token: alice.session.token)).userId == alice.identity.id)
         #expect(
             try await handlers.logout(.init(token: alice.session.token, allSessions: false), InProcessAuth.context())

@@ -1,3 +1,4 @@
+import Harness
 import Testing
 
 @testable import AuthService
@@ -44,8 +45,8 @@ struct SessionPurgeTests {
         let service = auth.app.backgroundServices()
         #expect(service.map(\.name) == ["sessions.purge"])
         let task = Task { try await service[0].service.run() }
-        try await waitUntil("the first purge") { try await auth.count("sessions") == 0 }
+        try await eventually("the first purge") { try await auth.count("sessions") == 0 }
         task.cancel()
-        try await withTimeout("the purge service to stop") { try await task.value }
+        try await withDeadline("the purge service to stop") { try await task.value }
     }
 }

@@ -63,7 +63,7 @@ final class RecordingSubscriber: Sendable {
 
     /// Waits (bounded, 60 s) until `count` events have been applied.
     func waitFor(_ count: Int) async throws {
-        try await waitUntil("\(count) events applied") { applied.withLock { $0.count } >= count }
+        try await eventually("\(count) events applied") { applied.withLock { $0.count } >= count }
     }
 
     /// What the handlers wrote: (seq, type, body) in seq order.

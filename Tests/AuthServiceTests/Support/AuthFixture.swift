@@ -42,7 +42,7 @@ final class AuthFixture: Sendable {
     /// Starts (or restarts, on the same ports and data directory) the process; bounded, as
     /// `ServiceProcess.start` does not bound its wait for the READY line itself.
     private static func startAuth(_ cluster: Cluster) async throws {
-        _ = try await withTimeout("AuthService to print READY") { try await cluster.start("auth") }
+        _ = try await withDeadline("AuthService to print READY") { try await cluster.start("auth") }
     }
 
     /// The service's RPC and events endpoints.
@@ -59,7 +59,7 @@ final class AuthFixture: Sendable {
     /// Stops the service with SIGTERM (waiting for it to exit, off the cooperative pool).
     func stop() async throws {
         let cluster = self.cluster
-        try await withTimeout("AuthService to exit after SIGTERM") { await offPool { cluster.stop("auth") } }
+        try await withDeadline("AuthService to exit after SIGTERM") { await onThread { cluster.stop("auth") } }
     }
 
     /// Stops the service with SIGTERM, starts it again and waits until it answers.
@@ -88,7 +88,7 @@ final class AuthFixture: Sendable {
     /// Kills the service with SIGKILL (no clean shutdown), starts it again and waits until it answers.
     func crashAndRestart() async throws {
         let cluster = self.cluster
-        try await withTimeout("AuthService to die of SIGKILL") { await offPool { cluster.kill("auth") } }
+        try await withDeadline("AuthService to die of SIGKILL") { await onThread { cluster.kill("auth") } }
         try await Self.startAuth(cluster)
         try await waitUntilReachable(client, timeoutMs: Int64(Self.timeoutMs))
     }
@@ -130,14 +130,6 @@ final class AuthFixture: Sendable {
     deinit {
         client.shutdown()
         cluster.stopAll()
-    }
-}
-
-/// Runs blocking work (waiting for a child process to exit) on a Dispatch thread, so it does
-/// not hold one of the cooperative pool's few threads.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-    await withCheckedContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(returning: work()) }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Harness
 import Messages
 import Testing
 import Wire
@@ -130,7 +131,7 @@ struct FanOutWorkerTests {
         let run = Task { await worker.run() }
         defer { run.cancel() }
         try await setup.start("new")
-        try await waitUntil("both fan-outs done") {
+        try await eventually("both fan-outs done") {
             let old = try await setup.total("old")
             let new = try await setup.total("new")
             return old == 10 && new == 10

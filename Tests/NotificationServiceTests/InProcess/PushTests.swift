@@ -296,10 +296,10 @@ struct PushTests {
         let task = Task { await running.run() }
         defer { task.cancel() }
         try await t.like(ids[1], ids[0], post: "p1")
-        try await waitUntil("the like's push sent") { t.transport.messages.count == 1 }
+        try await eventually("the like's push sent") { t.transport.messages.count == 1 }
         try await t.like(ids[1], ids[0], post: "p2")
-        try await waitUntil("the second like's push sent") { t.transport.messages.count == 2 }
-        try await waitUntil("both recorded as sent") { running.counts()["push.sent"] == 2 }
+        try await eventually("the second like's push sent") { t.transport.messages.count == 2 }
+        try await eventually("both recorded as sent") { running.counts()["push.sent"] == 2 }
         #expect(try await t.queued() == 0)
     }
 
@@ -318,10 +318,10 @@ struct PushTests {
         let task = Task { await running.run() }
         defer { task.cancel() }
         // The first batch's send is held; the second is handed over anyway.
-        try await waitUntil("a second batch handed over while the first is sending") { held.calls == 2 }
+        try await eventually("a second batch handed over while the first is sending") { held.calls == 2 }
         #expect(held.mostAtOnce == 2)
         held.release()
-        try await waitUntil("all three recorded as sent") { running.counts()["push.sent"] == 3 }
+        try await eventually("all three recorded as sent") { running.counts()["push.sent"] == 3 }
         #expect(held.mostAtOnce == 2)
         #expect(try await t.queued() == 0)
     }
@@ -403,7 +403,7 @@ struct PushTests {
         let task = Task { try await subscriber.run() }
         defer { task.cancel() }
         let seq = try await t.s.auth.producer.emit(Auth.SessionRevoked(userId: owner.id, sessionIds: ["s1", "s9"]))
-        try await waitUntil("auth events applied") { subscriber.counters()["subscriber.auth.delivered", default: 0] >= seq }
+        try await eventually("auth events applied") { subscriber.counters()["subscriber.auth.delivered", default: 0] >= seq }
 
         #expect(try await t.s.app.devices.store.list(userId: owner.id, page: .init()).items == [kept])
         #expect(try await t.queued() == 1)

@@ -1,4 +1,5 @@
 import Foundation
+import Harness
 import TestSupport
 import Testing
 
@@ -36,7 +37,7 @@ struct NameLookupTests {
         dns.hold("insta-auth")
         let answeredBefore = dns.answeredQueries("insta-auth")
         try await h.launchService()
-        try await waitUntil("the restarted service asks for auth's address") { dns.heldQueries("insta-auth") > 0 }
+        try await eventually("the restarted service asks for auth's address") { dns.heldQueries("insta-auth") > 0 }
 
         // While auth's name goes unanswered, the service answers and replays what ProfileService
         // wrote during the downtime (ops.replay to ProfileService). 15 s is less than the 20 s one

@@ -87,7 +87,7 @@ struct ServiceProcessTests {
         try await h.startService()
 
         var waiting = notified
-        try await waitUntil("\(waiting.count) followers still without the post") {
+        try await eventually("\(waiting.count) followers still without the post") {
             var still: [Identity] = []
             for fan in waiting where try await h.since(fan, after: 0, limit: 1).headSeq == 0 { still.append(fan) }
             waiting = still
@@ -124,7 +124,7 @@ struct ServiceProcessTests {
         subscriber.subscribe(topic)
         let task = Task { try await subscriber.run() }
         defer { task.cancel() }
-        try await waitUntil("the welcome for bob's topic") {
+        try await eventually("the welcome for bob's topic") {
             received.withLock { $0.contains { if case .welcome(topic) = $0 { true } else { false } } }
         }
 
@@ -132,7 +132,7 @@ struct ServiceProcessTests {
         try await h.follow(alice, "carol")  // carol's: not for this subscriber
         try await h.like(alice, bob, post: "v1", type: "video")
         try await h.like(alice, carol, post: "p1")
-        try await waitUntil("two notifications for bob, have \(received.withLock { $0.count } - 1)") {
+        try await eventually("two notifications for bob, have \(received.withLock { $0.count } - 1)") {
             received.withLock { $0.count } >= 3
         }
         try await h.waitForHead(carol, atLeast: 2)

@@ -92,7 +92,7 @@ final class ProcessHarness: @unchecked Sendable {
     func waitForEvents(of producer: FakeProducer, since applied: Int64 = 0, seconds: Double = 60) async throws {
         let head = producer.database.currentHead()
         let key = "subscriber.\(producer.name).delivered"
-        try await waitUntil("\(producer.name) events through \(head) applied", seconds: seconds) {
+        try await eventually("\(producer.name) events through \(head) applied", within: seconds) {
             do {
                 let ping = try await client.call(Ops.Ping.self, Empty(), timeoutMs: 2_000)
                 return applied + ping.counters[key, default: 0] >= head
@@ -104,7 +104,7 @@ final class ProcessHarness: @unchecked Sendable {
 
     /// Waits until `user`'s newest notification seq reaches `seq`.
     func waitForHead(_ user: Identity, atLeast seq: Int64) async throws {
-        try await waitUntil("\(user.username)'s head seq reaches \(seq)") {
+        try await eventually("\(user.username)'s head seq reaches \(seq)") {
             try await since(user, after: 0, limit: 1).headSeq >= seq
         }
     }

@@ -71,7 +71,7 @@ final class ProfileFeed: Sendable {
     /// database, or one whose cursor was reset, starts at the beginning).
     func waitForApplied(through seq: Int64) async throws {
         let current = self.current
-        try await waitUntil("profile events through seq \(seq) applied") {
+        try await eventually("profile events through seq \(seq) applied") {
             let counters = current.withLock { $0?.subscriber.counters() } ?? [:]
             return counters["subscriber.profile.delivered", default: 0] >= seq
         }
