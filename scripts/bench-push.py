@@ -194,7 +194,7 @@ def main():
                "--users-file", os.path.join(tmp, "users.json"), "--report-dir", report_dir]
         print("bench-push: " + " ".join(cmd[1:]), file=sys.stderr, flush=True)
         before = tree_cpu_seconds(standin.pid)
-        status = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, **stack.endpoints)).returncode
+        status = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, **stack.client_env)).returncode
         standin_cpu = tree_cpu_seconds(standin.pid) - before
         pushes = sum(1 for _ in open(apns_log))
         if pushes:

@@ -67,7 +67,7 @@ def run_loadtest(stack, tmp, scenario, args, label):
     marker = MARKERS[scenario].encode()
     with open(log, "wb") as out:
         proc = subprocess.Popen([LOADTEST, scenario, *common, *extra], cwd=ROOT,
-                                env=dict(os.environ, **stack.endpoints), stdout=out, stderr=subprocess.STDOUT)
+                                env=dict(os.environ, **stack.client_env), stdout=out, stderr=subprocess.STDOUT)
         try:
             def set_up():
                 if proc.poll() is not None:

@@ -41,12 +41,9 @@ struct AuthApp: ServiceApp {
             accounts: accountStore, sessions: sessionStore, hasher: hasher, throttle: throttle,
             sessionTTLMs: sessionTTLMs, clock: clock)
         imports = ImportHandlers(
-            accounts: accountStore, sessions: sessionStore, allowSessions: configuration.allowImportSessions,
+            accounts: accountStore, sessions: sessionStore, imports: Imports(allowed: configuration.allowImports),
             sessionTTLMs: sessionTTLMs, clock: clock)
-        if configuration.allowImportSessions {
-            // A load-test setting: anyone who reaches the ROUTER can mint sessions. Said at start.
-            logger.warning("auth.import_sessions_allowed", metadata: ["setting": "AUTH_ALLOW_IMPORT_SESSIONS"])
-        }
+        if configuration.allowImports { logger.warning("imports.allowed", metadata: ["setting": "ALLOW_IMPORTS"]) }
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
     }

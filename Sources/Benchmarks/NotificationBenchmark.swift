@@ -58,15 +58,19 @@ enum NotificationBenchmark {
 
         let context = ZMQContext()
         let dir = makeTemporaryDirectory("notification-bench")
-        let auth = try FakeAuth(context: context, directory: dir, answersLookups: false)
-        let profile = try FakeProducer(name: "profile", context: context, directory: dir)
+        // The stand-ins hold AuthService's and ProfileService's key pairs (CURVE, as the real ones).
+        func security(_ name: String) throws -> TransportSecurity {
+            try Cluster.security(dataDirectory: dir, environment: Cluster.inherited, context: context, name: name)
+        }
+        let auth = try FakeAuth(context: context, directory: dir, answersLookups: false, security: try security("auth"))
+        let profile = try FakeProducer(name: "profile", context: context, directory: dir, security: try security("profile"))
         try auth.start()
         try profile.start()
         let cluster = Cluster(
             dataDirectory: dir,
             extraEnvironment: auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 }
                 .merging([
-                    "LOG_LEVEL": "warning"
+                    "LOG_LEVEL": "warning", "ALLOW_IMPORTS": "1",  // --import-big: notification.import_follows
                 ]) { $1 })
         try await cluster.start("notification")
         let client = try cluster.client("notification", context: context)
@@ -156,7 +160,8 @@ enum NotificationBenchmark {
         let welcomed = Counter(0)
         let subscriber = TopicSubscriber(
             name: "bench.delivery", context: context, endpoints: [cluster.endpoints["notification"]!["delivery"]!],
-            service: "notification", logger: Logger(service: "bench", minimum: .error)
+            service: "notification", logger: Logger(service: "bench", minimum: .error),
+            security: try cluster.security(context: context)
         ) { items in
             for item in items {
                 switch item {

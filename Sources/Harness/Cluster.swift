@@ -21,9 +21,16 @@ public final class Cluster: @unchecked Sendable {
     /// over `extraEnvironment`: e.g. the `APNS_*` variables of a stand-in APNs.
     public var serviceEnvironment: [String: [String: String]] = [:]
 
+    /// - Parameter extraEnvironment: every process's, over `inherited`.
     public init(dataDirectory: String = makeTemporaryDirectory(), extraEnvironment: [String: String] = [:]) {
         self.dataDirectory = dataDirectory
-        self.extraEnvironment = extraEnvironment
+        self.extraEnvironment = Self.inherited.merging(extraEnvironment) { $1 }
+    }
+
+    /// What the processes take over from this one's environment: `CURVE_ENABLED`, so that
+    /// `CURVE_ENABLED=0 scripts/bench gateway` measures the stack without CURVE.
+    public static var inherited: [String: String] {
+        ProcessInfo.processInfo.environment.filter { $0.key == "CURVE_ENABLED" }
     }
 
     static let executables = [
@@ -111,8 +118,30 @@ public final class Cluster: @unchecked Sendable {
     /// check behaviour, not speed, on shared machines where a busy moment can take seconds.
     public func client(_ service: String, context: ZMQContext) throws -> RPCClient {
         try RPCClient(
-            service: service, endpoint: endpoints[service]!["rpc"]!, context: context,
-            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: 60_000)
+            service: Self.base(service), endpoint: endpoints[service]!["rpc"]!, context: context,
+            logger: Logger(service: "test", minimum: .error), security: try security(context: context),
+            defaultTimeoutMs: 60_000)
+    }
+
+    /// What a client of these processes (a test, a benchmark) or a stand-in for one of them (a
+    /// `FakeProducer`) secures its sockets with: CURVE with key pair `name` among the stack's keys
+    /// under `DATA_DIR/curve` (made there if missing; the services' ZAP handlers find a new key
+    /// when it first connects), as the processes do by default; `.plain` when the cluster's
+    /// environment sets `CURVE_ENABLED=false`.
+    /// - Throws: a file error or `ConfigurationError`.
+    public func security(context: ZMQContext, name: String = "harness") throws -> TransportSecurity {
+        try Self.security(dataDirectory: dataDirectory, environment: extraEnvironment, context: context, name: name)
+    }
+
+    /// `security(context:name:)` for the stack under `dataDirectory` whose processes get
+    /// `environment`.
+    public static func security(
+        dataDirectory: String, environment: [String: String] = [:], context: ZMQContext, name: String
+    ) throws -> TransportSecurity {
+        guard try Environment(environment).bool("CURVE_ENABLED", default: true) else { return .plain }
+        return try CurveSecurity.security(
+            keysDirectory: "\(dataDirectory)/curve", name: name, context: context,
+            logger: Logger(service: name, minimum: .warning))
     }
 
     /// The gateway's HTTP port.

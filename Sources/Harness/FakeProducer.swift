@@ -1,6 +1,7 @@
 import BackendKit
 import Foundation
 import Messages
+import ServiceKit
 import Storage
 import Support
 import Synchronization
@@ -20,8 +21,11 @@ public final class FakeProducer: Sendable {
     /// - Parameters:
     ///   - name: the producer name stamped in event envelopes (`auth`, `profile`, ...).
     ///   - directory: where its SQLite file goes.
+    ///   - security: its server sockets' (`.plain` for consumers in the same process; for a real
+    ///     executable that consumes it, `Cluster.security(context:name:)` with `name`: it then
+    ///     holds that service's key pair, as the real one would).
     /// - Throws: `SQLiteError`.
-    public init(name: String, context: ZMQContext, directory: String) throws {
+    public init(name: String, context: ZMQContext, directory: String, security: TransportSecurity = .plain) throws {
         self.name = name
         database = try Database(
             location: try TestStorage.location(directory, "fake-\(name)-\(RandomID.make().prefix(8))"), producer: name,
@@ -29,7 +33,7 @@ public final class FakeProducer: Sendable {
         host = ServiceHost(
             name: name, context: context, rpcBind: "tcp://127.0.0.1:*", eventsBind: "tcp://127.0.0.1:*",
             database: database,
-            logger: Logger(service: "fake-\(name)", minimum: .error))
+            logger: Logger(service: "fake-\(name)", minimum: .error), security: security)
     }
 
     /// Binds and starts answering. - Returns: the bound endpoints.
@@ -67,10 +71,13 @@ public final class FakeAuth: Sendable {
     public let producer: FakeProducer
     private let directory = IdentityDirectory()
 
+    /// - Parameter security: see `FakeProducer.init`.
     /// - Parameter answersLookups: false makes `auth.lookup_users` find nobody, so consumers
     ///   know only what the events told them (e.g. to wait until a replica caught up).
-    public init(context: ZMQContext, directory: String, answersLookups: Bool = true) throws {
-        producer = try FakeProducer(name: "auth", context: context, directory: directory)
+    public init(
+        context: ZMQContext, directory: String, answersLookups: Bool = true, security: TransportSecurity = .plain
+    ) throws {
+        producer = try FakeProducer(name: "auth", context: context, directory: directory, security: security)
         let directory = self.directory
         producer.host.on(Auth.LookupUsers.self) { request, _ in
             guard answersLookups else { return .init(users: []) }

@@ -50,6 +50,10 @@ public enum TestStorage {
 /// watcher holds a pipe from this process and stops the server (immediate mode) and removes the
 /// directory at its end of file.
 ///
+/// Authentication: `scram-sha-256` on the socket and on TCP (never `trust`: any local process
+/// could connect as the superuser), with a password generated at start and kept for clients in a
+/// libpq password file of mode 0600 (`passfile`, named in every URL this type gives out).
+///
 /// Settings for tests: `fsync=off` (the OS keeps what was written; a test never loses power),
 /// `synchronous_commit` stays on (an immediate stop must not lose an acknowledged commit);
 /// `idle_session_timeout=20s` closes the connections of test fixtures that are never released
@@ -112,9 +116,21 @@ public final class TestPostgres: Sendable {
             asRoot ? ("/usr/sbin/runuser", ["-u", Self.user, "--", "\(bin)/\(tool)"] + arguments) : ("\(bin)/\(tool)", arguments)
         }
         let data = "\(directory)/data"
+        // The superuser's password: for initdb in a file only the server's user reads (removed
+        // after), for clients in the password file.
+        let password = RandomID.make()
+        let pwfile = "\(directory)/pwfile"
+        try Self.writePrivate(pwfile, password + "\n")
+        if asRoot { try Self.run("/bin/chown", [Self.user, pwfile]) }
         let (initdb, initArgs) = command(
-            "initdb", ["-D", data, "-U", "insta", "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C.UTF-8"])
+            "initdb",
+            [
+                "-D", data, "-U", "insta", "--auth=scram-sha-256", "--pwfile=\(pwfile)", "-E", "UTF8", "--no-sync",
+                "--locale=C.UTF-8",
+            ])
         try Self.run(initdb, initArgs)
+        try? FileManager.default.removeItem(atPath: pwfile)
+        try Self.writePrivate(Self.passfile(directory), "*:*:*:insta:\(password)\n")
         var lastError = ""
         var started: Int?
         for _ in 0..<5 {
@@ -192,12 +208,28 @@ public final class TestPostgres: Sendable {
     /// The URL of database `name` on this server.
     public func url(database name: String) -> String { Self.url(directory, port, name) }
 
+    /// The URL of database `name` without the password file: a client that has not been given
+    /// the password (the tests show it is refused).
+    public func urlWithoutPassword(database name: String) -> String {
+        String(url(database: name).prefix { $0 != "?" })
+    }
+
     /// A URL through the server's Unix socket in `directory` (libpq: a host that is a path,
     /// percent-encoded): a round trip costs about two thirds of one over TCP on loopback
-    /// (pgbench -S here: 86 µs against 127 µs).
+    /// (pgbench -S here: 86 µs against 127 µs). The password comes from the password file.
     static func url(_ directory: String, _ port: Int, _ name: String) -> String {
         let host = directory.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? directory
-        return "postgresql://insta@\(host):\(port)/\(name)"
+        let passfile = passfile(directory).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return "postgresql://insta@\(host):\(port)/\(name)?passfile=\(passfile)"
+    }
+
+    /// The libpq password file of the server in `directory`.
+    static func passfile(_ directory: String) -> String { "\(directory)/pgpass" }
+
+    /// Writes `text` to a new file of mode 0600.
+    private static func writePrivate(_ path: String, _ text: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw TestSupportError("cannot write \(path)") }
     }
 
     /// Runs `pg_ctl` as the server's user with `arguments` (`-D` and, to start, `-l` added):

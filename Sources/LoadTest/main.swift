@@ -28,7 +28,7 @@ let usage = """
                               CURVE_* as for the services); http = one POST /v1/auth/register
                               per user and one PUT /v1/users/{name}/follow per edge.
                               The users a scenario acts as get sessions by auth.import_sessions
-                              (import; AuthService needs AUTH_ALLOW_IMPORT_SESSIONS=1, as
+                              (import; AuthService needs ALLOW_IMPORTS=1, as
                               scripts/run-local sets it, else they log in) or log in (http)
       --import-batch B        users (or sessions) per import request (default 5000, at most 5000)
       --import-concurrency C  import requests in flight (default 3)

@@ -27,6 +27,8 @@ struct NotificationApp: ServiceApp {
     /// The delivery socket (nil when built without one, in-process tests).
     let delivery: TopicPublisher?
     let deliveryEndpoint: String?
+    /// The bulk imports (refused unless `ALLOW_IMPORTS`).
+    let imports: ImportHandlers
 
     /// Reads `NotificationConfiguration` and binds the delivery socket (`NOTIFICATION_DELIVERY_BIND`).
     /// - Throws: `ConfigurationError`, or `ZMQError` when an endpoint is invalid or in use.
@@ -71,6 +73,8 @@ struct NotificationApp: ServiceApp {
         self.jobs = jobs
         self.delivery = delivery
         self.deliveryEndpoint = deliveryEndpoint
+        imports = ImportHandlers(replica: replica, imports: Imports(allowed: configuration.allowImports))
+        if configuration.allowImports { logger.warning("imports.allowed", metadata: ["setting": "ALLOW_IMPORTS"]) }
         graph = GraphHandlers(replica: replica, follows: SQLFollowStore(database: database, notifications: writer))
         notifications = NotificationHandlers(store: SQLNotificationStore(database: database))
         profileEvents = ProfileEventHandlers(notifications: writer, jobs: jobs)
@@ -84,7 +88,7 @@ struct NotificationApp: ServiceApp {
 
     func register(on host: ServiceHost) {
         graph.register(on: host)
-        ImportHandlers(replica: replica).register(on: host)
+        imports.register(on: host)
         notifications.register(on: host)
         devices.register(on: host)
         if let delivery { host.addCounters { delivery.counters() } }

@@ -83,8 +83,10 @@ final class FakeBackends: Sendable {
 
     /// The gateway's environment pointing at these hosts.
     var gatewayEnvironment: [String: String] {
+        // The fakes speak ZMTP NULL (CURVE off): these tests check the gateway's HTTP side; CURVE
+        // between the real executables is on in every Cluster test.
         var env: [String: String] = [
-            "GATEWAY_HOST": "127.0.0.1", "GATEWAY_PORT": "0", "DATA_DIR": directory,
+            "GATEWAY_HOST": "127.0.0.1", "GATEWAY_PORT": "0", "DATA_DIR": directory, "CURVE_ENABLED": "false",
         ]
         for (prefix, host) in [("AUTH", auth), ("PROFILE", profile), ("NOTIFICATION", notification)] {
             let (rpc, events) = host.boundEndpoints.withLock { $0 }

@@ -138,7 +138,8 @@ import Testing
             location: try TestStorage.location(h.cluster.dataDirectory, "consumer"), producer: nil, migrations: [])
         let subscriber = EventSubscriber(
             producer: .profile, endpoint: try #require(h.cluster.endpoints["profile"]?["events"]), context: h.zmq,
-            replay: h.profile, database: consumer, logger: Logger(service: "test", minimum: .error))
+            replay: h.profile, database: consumer, logger: Logger(service: "test", minimum: .error),
+            security: try h.cluster.security(context: h.zmq))
         func record<E: Event>(_ type: E.Type, _ fields: @escaping @Sendable (E) -> (String?, String?)) {
             subscriber.on(type) { event, tx in
                 let (postId, userId) = fields(event.body)

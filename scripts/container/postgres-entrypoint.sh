@@ -7,8 +7,9 @@
 #     rest as that user (setpriv; the official image uses gosu);
 #   - POSTGRES_PASSWORD_FILE (read as root: the file may belong to another user), POSTGRES_USER
 #     (default postgres), POSTGRES_DB (default POSTGRES_USER);
-#   - an empty PGDATA: initdb with that superuser and password (scram-sha-256 for every host
-#     connection, local socket trusted as in the official image), listening on all addresses;
+#   - an empty PGDATA: initdb with that superuser and password (scram-sha-256 for every
+#     connection, the local socket too: never trust, unlike the official image), listening on all
+#     addresses;
 #     then a temporary server on the socket only (no TCP: nothing outside sees it half-made)
 #     creates POSTGRES_DB when it is not `postgres` and runs /docker-entrypoint-initdb.d/*.sql in
 #     name order with ON_ERROR_STOP, and stops; never again once PGDATA holds a cluster;
@@ -46,7 +47,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
     chown postgres:postgres "$pwfile"
     echo "docker-entrypoint.sh: initdb $PGDATA (superuser $POSTGRES_USER)"
     as_postgres initdb --pgdata="$PGDATA" --username="$POSTGRES_USER" --pwfile="$pwfile" \
-        --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+        --auth-local=scram-sha-256 --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >/dev/null
     rm -f "$pwfile"
     {
         echo
@@ -57,6 +58,9 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
 
     # The temporary server: the socket only.
     as_postgres pg_ctl -D "$PGDATA" -o "-c listen_addresses='' -p 5432" -w -t 60 start >/dev/null
+    # The password in psql's environment (readable only by the user postgres and root), never in argv.
+    PGPASSWORD="$(<"$POSTGRES_PASSWORD_FILE")"
+    export PGPASSWORD
     psql=(as_postgres psql -v ON_ERROR_STOP=1 --no-psqlrc --quiet --username "$POSTGRES_USER" --dbname postgres)
     if [ "$POSTGRES_DB" != postgres ]; then
         # On stdin: psql interpolates variables there, not in -c.
@@ -70,6 +74,7 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
         esac
     done
     as_postgres pg_ctl -D "$PGDATA" -m fast -w stop >/dev/null
+    unset PGPASSWORD
     echo "docker-entrypoint.sh: PostgreSQL init process complete; ready for start up"
 else
     echo "docker-entrypoint.sh: $PGDATA holds a cluster; skipping initialization"

@@ -127,7 +127,9 @@ class RunLocal:
     """scripts/run-local in its own session, in DATA_DIR <tmp>/data, on free ports chosen here:
     `args` are run-local's (e.g. ["--storage", "postgres"] or ["--scale", "2"]), `scale` the N of
     --scale (0 without). `endpoints` holds the *_ENDPOINT variables given to it (every replica
-    listed), for LoadTest's bulk import; `port` is the gateway's (nginx's with --scale)."""
+    listed), for LoadTest's bulk import, which the stack allows (ALLOW_IMPORTS=1); `client_env`
+    adds the DATA_DIR whose CURVE keys LoadTest needs to reach the services; `port` is the
+    gateway's (nginx's with --scale)."""
 
     def __init__(self, tmp, args, scale=0):
         self.data = os.path.join(tmp, "data")
@@ -137,12 +139,13 @@ class RunLocal:
         self.log_path = os.path.join(tmp, "run-local.log")
         n = max(scale, 1)
         ports = free_ports(7 * n + n + 2)
-        env = dict(os.environ, DATA_DIR=self.data, GATEWAY_HOST="127.0.0.1", LOG_LEVEL="info")
+        env = dict(os.environ, DATA_DIR=self.data, GATEWAY_HOST="127.0.0.1", LOG_LEVEL="info", ALLOW_IMPORTS="1")
         for k in ["DATABASE_URL"] + [f"{p}_DATABASE_URL" for p in PREFIXES]:
             env.pop(k, None)
         self.endpoints = {f"{name}_ENDPOINT": ",".join(f"tcp://127.0.0.1:{ports[7 * i + j]}" for i in range(n))
                           for j, name in enumerate(ENDPOINTS)}
         env.update(self.endpoints)
+        self.client_env = dict(self.endpoints, DATA_DIR=self.data)
         self.gateway_ports = ports[7 * n:7 * n + n] if scale else [ports[-2]]
         if scale:
             env["GATEWAY_REPLICA_PORTS"] = ",".join(str(p) for p in self.gateway_ports)

@@ -14,16 +14,15 @@ struct AuthConfiguration: Sendable {
     var hashConcurrency = 2
     /// Requests allowed to wait for a hashing slot before 503 `busy` (`AUTH_HASH_QUEUE_LIMIT`, default 256).
     var hashQueueLimit = 256
-    /// Whether `auth.import_sessions` may start sessions without a password
-    /// (`AUTH_ALLOW_IMPORT_SESSIONS`, default false): for load tests only; `scripts/run-local`
-    /// sets it, deployments must not.
-    var allowImportSessions = false
+    /// Whether `auth.import_users` and `auth.import_sessions` are served (`ALLOW_IMPORTS`,
+    /// default false: see `Imports`).
+    var allowImports = false
 
     /// The defaults.
     init() {}
 
     /// - Throws: `ConfigurationError` naming the variable when a value is not an integer in range
-    ///   (or, for `AUTH_ALLOW_IMPORT_SESSIONS`, not a boolean).
+    ///   (or, for `ALLOW_IMPORTS`, not a boolean).
     init(env: Environment) throws {
         sessionTTLSeconds = try env.int(
             "AUTH_SESSION_TTL_SECONDS", default: sessionTTLSeconds, range: 1...(10 * 365 * 24 * 3600))
@@ -36,6 +35,6 @@ struct AuthConfiguration: Sendable {
                 "AUTH_LOGIN_MAX_FAILURES_PER_ACCOUNT_HOUR", default: 100, range: 1...1_000_000))
         hashConcurrency = try env.int("AUTH_HASH_CONCURRENCY", default: 2, range: 1...64)
         hashQueueLimit = try env.int("AUTH_HASH_QUEUE_LIMIT", default: 256, range: 0...100_000)
-        allowImportSessions = try env.bool("AUTH_ALLOW_IMPORT_SESSIONS", default: false)
+        allowImports = try env.bool("ALLOW_IMPORTS", default: false)
     }
 }

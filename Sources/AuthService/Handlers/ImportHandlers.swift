@@ -4,21 +4,17 @@ import Wire
 
 /// `auth.import_users`: many accounts in one transaction with one precomputed argon2id hash
 /// (see `Auth.ImportUsers`); `auth.import_sessions`: a session for each of many accounts in one
-/// transaction, when the configuration allows it (see `Auth.ImportSessions`). Registered on
-/// AuthService's RPC endpoint only; the gateway has no route to either.
+/// transaction (see `Auth.ImportSessions`). Both only when the configuration allows imports
+/// (`Imports`, `ALLOW_IMPORTS`). Registered on AuthService's RPC endpoint only; the gateway has
+/// no route to either.
 struct ImportHandlers: Sendable {
     let accounts: any AccountStore
     let sessions: any SessionStore
-    /// `AUTH_ALLOW_IMPORT_SESSIONS`: whether `auth.import_sessions` is served.
-    let allowSessions: Bool
+    /// Whether imports are served.
+    let imports: Imports
     /// Session lifetime in ms (as a login's).
     let sessionTTLMs: Int64
     let clock: Clock
-
-    /// What `auth.import_sessions` answers when the service does not allow it.
-    static let sessionsNotAllowed = ServiceError.forbidden(
-        "auth.import_sessions is off: AuthService starts sessions without a password only with AUTH_ALLOW_IMPORT_SESSIONS=1 (load tests)"
-    )
 
     func register(on host: ServiceHost) {
         host.on(Auth.ImportUsers.self) { request, context in try await importUsers(request, context) }
@@ -28,13 +24,13 @@ struct ImportHandlers: Sendable {
     /// Checks that the service allows it, the batch's size and every id (32 lower-case hex
     /// digits, each at most once), then has the store start one session per account, in one
     /// transaction; each session is a login's (same lifetime, token and digest).
-    /// - Throws: 403 `forbidden` unless `allowSessions`, 400 `invalid_request` (field `userIds`),
+    /// - Throws: 403 `imports_disabled` unless imports are allowed, 400 `invalid_request` (field `userIds`),
     ///   400 with `userIds[<index>]` fields (`invalid_field`, or from the store `unknown_user`);
     ///   nothing is written on any error.
     func importSessions(_ request: Auth.ImportSessions.Request, _ context: RequestContext) async throws
         -> Auth.ImportSessions.Reply
     {
-        guard allowSessions else { throw Self.sessionsNotAllowed }
+        try imports.check(Auth.ImportSessions.type)
         let limit = Auth.ImportSessions.maxUsers
         guard (1...limit).contains(request.userIds.count) else {
             let message = "1 to \(limit) user ids per request (got \(request.userIds.count))"
@@ -81,6 +77,7 @@ struct ImportHandlers: Sendable {
     func importUsers(_ request: Auth.ImportUsers.Request, _ context: RequestContext) async throws
         -> Auth.ImportUsers.Reply
     {
+        try imports.check(Auth.ImportUsers.type)
         let limit = Auth.ImportUsers.maxUsers
         guard (1...limit).contains(request.users.count) else {
             let message = "1 to \(limit) users per request (got \(request.users.count))"

@@ -150,7 +150,7 @@ enum BulkImport {
     /// Starts a session for each of `indices` (`auth.import_sessions`, `options.importBatch` ids
     /// per request, at most `Auth.ImportSessions.maxUsers`, `options.importConcurrency` in
     /// flight): no argon2id verification per user, so 10,000 sessions take about a second where
-    /// logins take minutes. AuthService must allow it (`AUTH_ALLOW_IMPORT_SESSIONS=1`).
+    /// logins take minutes. AuthService must allow it (`ALLOW_IMPORTS=1`).
     /// - Returns: the tokens by population index.
     /// - Throws: the `ServiceError` 403 `forbidden` when AuthService does not allow it (so the
     ///   caller can log in instead), `LoadTestError` when a batch fails otherwise.

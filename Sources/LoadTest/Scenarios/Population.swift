@@ -62,7 +62,7 @@ enum Setup {
         let f = min(wanted ?? options.followers ?? (n - 1), n - 1)
         let graphWanted = buildGraph && options.followsPerUser > 0 && population.graphUsers < n
         let work = population.users.count < n || graphWanted || population.celebrityFollowers < f
-        let link = options.registerVia == .import && work ? try await ServiceLink(overrides: options.serviceEnvironment) : nil
+        let link = options.registerVia == .import && work ? try await Self.link(options) : nil
         defer { link?.shutdown() }
         if population.users.count < n {
             if let link {
@@ -129,6 +129,17 @@ enum Setup {
     /// - Returns: the population (with the celebrity's token), or nil to start a new one.
     /// - Throws: `LoadTestError` when the file cannot be read although it exists... never: an
     ///   unreadable file is reported and replaced.
+    /// The link for the bulk imports, nil when the stack does not serve them (said once, with how
+    /// to ask for them: setup then goes through the HTTP API, one argon2id hash per user).
+    /// - Throws: as `ServiceLink.init`, but not for refused imports.
+    private static func link(_ options: Options) async throws -> ServiceLink? {
+        do { return try await ServiceLink(overrides: options.serviceEnvironment) } catch let refused as ServiceLink.ImportsRefused
+        {
+            log("setup: \(refused); setting up through the HTTP API instead")
+            return nil
+        }
+    }
+
     private static func cached(_ api: GatewayAPI, _ options: Options, path: String) async throws -> Population? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let p: Population
@@ -226,16 +237,19 @@ enum Setup {
         let t0 = Clock.nowNs()
         var got: [Int: String]? = nil
         if options.registerVia == .import {
-            let own = link == nil ? try await ServiceLink(overrides: options.serviceEnvironment) : nil
+            let own = link == nil ? try await Self.link(options) : nil
             defer { own?.shutdown() }
             do {
-                got = try await BulkImport.sessions(link ?? own!, population, missing, options: options)
+                guard let link = link ?? own else { throw ServiceLink.ImportsRefused() }
+                got = try await BulkImport.sessions(link, population, missing, options: options)
                 log(
                     String(
                         format: "setup: %d sessions imported in %.1f s", missing.count,
                         Clock.ms(from: t0, to: Clock.nowNs()) / 1000))
             } catch let e as ServiceError where e.status == 403 {
                 log("setup: \(e.message); logging \(missing.count) users in over HTTP instead")
+            } catch is ServiceLink.ImportsRefused {
+                log("setup: logging \(missing.count) users in over HTTP")
             }
         }
         let tokens: [Int: String]

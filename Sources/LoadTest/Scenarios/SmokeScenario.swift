@@ -11,7 +11,7 @@ enum SmokeScenario {
     /// - Returns: the process exit code (0 when every check passed).
     static func run(_ base: Options) async throws -> Int32 {
         // Sessions for the acting users come from `auth.import_sessions`, as on run-local.
-        let cluster = Cluster(extraEnvironment: ["AUTH_ALLOW_IMPORT_SESSIONS": "1"])
+        let cluster = Cluster(extraEnvironment: ["ALLOW_IMPORTS": "1"])
         defer { cluster.stopAll() }
         try await cluster.start(["auth", "profile", "notification", "gateway"])
         let (engine, streams) = (CurlEngine(), CurlEngine())
@@ -38,12 +38,14 @@ enum SmokeScenario {
         options.nchan = nchanMissing == nil
         if let nchanMissing { print("note: the nginx + nchan baseline is skipped: \(nchanMissing)") }
         options.usersFile = "\(cluster.dataDirectory)/loadtest-users.json"
-        // Setup imports through the services at the cluster's ephemeral endpoints.
+        // Setup imports through the services at the cluster's ephemeral endpoints, with a key
+        // pair of its own among the cluster's (CURVE, as the services' own clients).
         options.registerVia = .import
         options.serviceEnvironment = Dictionary(
             uniqueKeysWithValues: ServiceDescription.all.compactMap { service in
                 cluster.endpoints[service.name]?["rpc"].map { ("\(service.envPrefix)_RPC_ENDPOINT", $0) }
             })
+        options.serviceEnvironment["DATA_DIR"] = cluster.dataDirectory
         let reportRoot = base.reportDir ?? "\(cluster.dataDirectory)/reports"
         let api = GatewayAPI(engine: engine, streams: streams, baseURL: options.url)
         let pids = cluster.processes.reduce(into: [String: Int32]()) { out, e in

@@ -30,6 +30,9 @@ struct NotificationConfiguration: Sendable, Equatable {
     /// its pushes; a killed sender's pushes are sent by another after it. Must exceed the time
     /// one batch's send can take.
     var pushLeaseSeconds = 60
+    /// Whether `notification.import_follows` and `notification.import_devices` are served
+    /// (`ALLOW_IMPORTS`, default false: see `Imports`).
+    var allowImports = false
 
     /// The defaults.
     init() {}
@@ -49,5 +52,6 @@ struct NotificationConfiguration: Sendable, Equatable {
             "NOTIFICATION_DELIVERY_HWM", default: deliveryHighWaterMark, range: 1_000...10_000_000)
         pushBatch = try env.int("NOTIFICATION_PUSH_BATCH", default: pushBatch, range: 1...10_000)
         pushLeaseSeconds = try env.int("NOTIFICATION_PUSH_LEASE_SECONDS", default: pushLeaseSeconds, range: 5...3_600)
+        allowImports = try env.bool("ALLOW_IMPORTS", default: false)
     }
 }

@@ -3,11 +3,14 @@ import Messages
 import Wire
 
 /// `notification.import_follows`: many followers of one followee in one transaction, without
-/// notifications (see `Notifications.ImportFollows`). Registered on NotificationService's RPC endpoint
-/// only; the gateway has no route to it.
+/// notifications (see `Notifications.ImportFollows`); `notification.import_devices`. Both only
+/// when the configuration allows imports (`Imports`, `ALLOW_IMPORTS`). Registered on
+/// NotificationService's RPC endpoint only; the gateway has no route to either.
 struct ImportHandlers: Sendable {
     /// Resolves the ids; its database is the service's.
     let replica: IdentityReplica
+    /// Whether imports are served.
+    let imports: Imports
 
     func register(on host: ServiceHost) {
         host.on(Notifications.ImportFollows.self) { request, context in try await importFollows(request, context) }
@@ -16,11 +19,13 @@ struct ImportHandlers: Sendable {
 
     /// Checks the request, resolves every id through the identity replica (AuthService for the
     /// ones it has not seen), then creates the missing edges (`FollowImport`).
-    /// - Throws: 400 `invalid_request`, 404 `not_found` with the unknown ids as fields, 422
-    ///   `cannot_follow_self`, 503/504 when AuthService cannot answer a lookup.
+    /// - Throws: 403 `imports_disabled` unless imports are allowed, 400 `invalid_request`, 404
+    ///   `not_found` with the unknown ids as fields, 422 `cannot_follow_self`, 503/504 when
+    ///   AuthService cannot answer a lookup.
     func importFollows(_ request: Notifications.ImportFollows.Request, _ context: RequestContext) async throws
         -> Notifications.ImportFollows.Reply
     {
+        try imports.check(Notifications.ImportFollows.type)
         let limit = Notifications.ImportFollows.maxFollowers
         guard (1...limit).contains(request.followerIds.count) else {
             let message = "1 to \(limit) follower ids per request (got \(request.followerIds.count))"
@@ -68,11 +73,13 @@ struct ImportHandlers: Sendable {
 
     /// Checks the request, resolves every user id through the identity replica, then inserts the
     /// devices whose tokens are not registered yet, in one transaction (`DeviceStore.importDevices`).
-    /// - Throws: 400 `invalid_request` / `invalid_field`, 404 `not_found` with the unknown ids as
-    ///   fields, 503/504 when AuthService cannot answer a lookup.
+    /// - Throws: 403 `imports_disabled` unless imports are allowed, 400 `invalid_request` /
+    ///   `invalid_field`, 404 `not_found` with the unknown ids as fields, 503/504 when AuthService
+    ///   cannot answer a lookup.
     func importDevices(_ request: Notifications.ImportDevices.Request, _ context: RequestContext) async throws
         -> Notifications.ImportDevices.Reply
     {
+        try imports.check(Notifications.ImportDevices.type)
         let limit = Notifications.ImportDevices.maxDevices
         guard (1...limit).contains(request.devices.count) else {
             let message = "1 to \(limit) devices per request (got \(request.devices.count))"

@@ -264,7 +264,7 @@ public enum Auth {
     /// Starts one session for each of many existing accounts, in one transaction, without a
     /// password: what a load test uses instead of one argon2id verification per login (about
     /// 28 logins a second on two cores). Never routed by the gateway, and refused unless
-    /// AuthService runs with `AUTH_ALLOW_IMPORT_SESSIONS=1`: only ZeroMQ clients that reach its
+    /// AuthService runs with `ALLOW_IMPORTS=1`: only ZeroMQ clients that reach its
     /// RPC endpoint (CURVE-authenticated in deployment) can send it, and only to a service
     /// configured for load tests.
     ///
@@ -275,7 +275,7 @@ public enum Auth {
     /// shown once. Not idempotent: sending the batch again starts other sessions.
     ///
     /// Errors (nothing of the batch written): 403 `forbidden` when the service does not allow
-    /// it (the message names `AUTH_ALLOW_IMPORT_SESSIONS`), 400 `invalid_request` (no ids, or
+    /// it (the message names `ALLOW_IMPORTS`), 400 `invalid_request` (no ids, or
     /// more than `maxUsers`, field `userIds`), 400 with fields `userIds[<index>]`
     /// (`invalid_field` for an id that is not 32 lower-case hex digits or is given twice,
     /// `unknown_user` for an id no account has; `validation_failed` when several). At most

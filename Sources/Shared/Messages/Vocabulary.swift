@@ -141,6 +141,10 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     case idempotencyKeyReused
     /// 409: an `Idempotency-Key` whose first request is still being processed (same draft).
     case idempotencyKeyInUse
+    /// 403: a bulk import (`auth.import_users`, `auth.import_sessions`,
+    /// `notification.import_follows`, `notification.import_devices`) to a service that does
+    /// not allow imports (`ALLOW_IMPORTS`).
+    case importsDisabled
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -152,7 +156,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .unknownUser, .usernameTaken, .emailTaken, .duplicateUsername, .duplicateEmail, .invalidEmail, .invalidUsername,
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
-        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse,
+        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -220,6 +224,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .imageTooLarge: "image_too_large"
         case .idempotencyKeyReused: "idempotency_key_reused"
         case .idempotencyKeyInUse: "idempotency_key_in_use"
+        case .importsDisabled: "imports_disabled"
         case .unknown(let s): s
         }
     }

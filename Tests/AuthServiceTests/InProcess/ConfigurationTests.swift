@@ -11,7 +11,7 @@ struct ConfigurationTests {
         #expect(configuration.sessionPurgeSeconds == 3600)
         #expect(configuration.hashConcurrency == 2)
         #expect(configuration.hashQueueLimit == 256)
-        #expect(!configuration.allowImportSessions)
+        #expect(!configuration.allowImports)
     }
 
     @Test func valuesAreRead() throws {
@@ -20,7 +20,7 @@ struct ConfigurationTests {
                 "AUTH_SESSION_TTL_SECONDS": "60", "AUTH_SESSION_PURGE_SECONDS": "5", "AUTH_LOGIN_MAX_FAILURES": "3",
                 "AUTH_LOGIN_WINDOW_SECONDS": "120", "AUTH_LOGIN_MAX_FAILURES_PER_ADDRESS": "7",
                 "AUTH_LOGIN_MAX_FAILURES_PER_ACCOUNT_HOUR": "9", "AUTH_HASH_CONCURRENCY": "1", "AUTH_HASH_QUEUE_LIMIT": "0",
-                "AUTH_ALLOW_IMPORT_SESSIONS": "1",
+                "ALLOW_IMPORTS": "1",
             ]))
         #expect(configuration.sessionTTLSeconds == 60)
         #expect(configuration.sessionPurgeSeconds == 5)
@@ -31,14 +31,14 @@ struct ConfigurationTests {
         #expect(policy.maxFailuresPerAccountPerHour == 9)
         #expect(configuration.hashConcurrency == 1)
         #expect(configuration.hashQueueLimit == 0)
-        #expect(configuration.allowImportSessions)
+        #expect(configuration.allowImports)
     }
 
     @Test func aBadValueIsRefusedNamingItsVariable() {
         for (variable, value) in [
             ("AUTH_SESSION_TTL_SECONDS", "0"), ("AUTH_SESSION_PURGE_SECONDS", "soon"), ("AUTH_LOGIN_MAX_FAILURES", "0"),
             ("AUTH_LOGIN_MAX_FAILURES_PER_ADDRESS", "-1"), ("AUTH_LOGIN_MAX_FAILURES_PER_ACCOUNT_HOUR", "1e3"),
-            ("AUTH_HASH_CONCURRENCY", "65"), ("AUTH_ALLOW_IMPORT_SESSIONS", "maybe"),
+            ("AUTH_HASH_CONCURRENCY", "65"), ("ALLOW_IMPORTS", "maybe"),
         ] {
             do {
                 _ = try AuthConfiguration(env: Environment([variable: value]))

@@ -1,3 +1,4 @@
+import BackendKit
 import Messages
 import Testing
 import Wire
@@ -10,10 +11,10 @@ import Wire
 /// any error.
 @Suite struct ImportSessionsTests {
     /// AuthService with `auth.import_sessions` allowed (or not) and `names` imported.
-    static func auth(allowed: Bool = true, _ names: [String] = ["alice", "bob"]) async throws
+    static func auth(_ names: [String] = ["alice", "bob"]) async throws
         -> (InProcessAuth, [Auth.ImportUsers.Imported])
     {
-        let auth = try InProcessAuth { $0.allowImportSessions = allowed }
+        let auth = try InProcessAuth { $0.allowImports = true }
         let users = try await auth.app.imports.importUsers(
             .init(passwordHash: ImportUsersTests.policyHash, users: ImportUsersTests.users(names)),
             InProcessAuth.context(Auth.ImportUsers.type)
@@ -65,12 +66,27 @@ import Wire
     }
 
     @Test func refusedUnlessTheServiceAllowsIt() async throws {
-        let (auth, users) = try await Self.auth(allowed: false)
-        let error = await expectError("forbidden", status: 403) { _ = try await importSessions(auth, [users[0].id]) }
-        #expect(error?.message.contains("AUTH_ALLOW_IMPORT_SESSIONS=1") == true)
+        let (auth, users) = try await Self.auth()
+        // The same stores behind a service that does not allow imports.
+        let on = auth.app.imports
+        let off = ImportHandlers(
+            accounts: on.accounts, sessions: on.sessions, imports: Imports(allowed: false), sessionTTLMs: on.sessionTTLMs,
+            clock: on.clock)
+        let error = await expectError("imports_disabled", status: 403) {
+            _ = try await off.importSessions(.init(userIds: [users[0].id]), InProcessAuth.context(Auth.ImportSessions.type))
+        }
+        #expect(error?.message.contains("ALLOW_IMPORTS=1") == true)
         // Even a bad request is refused as such, before anything about it is said.
-        await expectError("forbidden", status: 403) { _ = try await importSessions(auth, []) }
+        await expectError("imports_disabled", status: 403) {
+            _ = try await off.importSessions(.init(userIds: []), InProcessAuth.context(Auth.ImportSessions.type))
+        }
+        await expectError("imports_disabled", status: 403) {
+            _ = try await off.importUsers(
+                .init(passwordHash: ImportUsersTests.policyHash, users: ImportUsersTests.users(["carol"])),
+                InProcessAuth.context(Auth.ImportUsers.type))
+        }
         #expect(try await auth.count("sessions") == 0)
+        #expect(try await auth.count("users") == Int64(users.count))
     }
 
     @Test func badIdsAreNamedByIndexAndNothingIsWritten() async throws {

@@ -36,7 +36,7 @@ import Testing
     }
 
     @Test func importedUsersAreCreatedInOrderWithOneEventAndLogInWithTheSharedPassword() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         let reply = try await importUsers(
             auth, [.init(username: "Alice", email: " Alice@Example.com"), .init(username: "bob", email: "bob@example.com")])
         #expect(reply.map(\.username) == ["alice", "bob"])
@@ -59,7 +59,7 @@ import Testing
     }
 
     @Test func oneEventCarriesTheWholeBatch() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         let names = (0..<500).map { "user_\($0)" }
         let reply = try await importUsers(auth, Self.users(names))
         #expect(reply.map(\.username) == names)
@@ -70,7 +70,7 @@ import Testing
     }
 
     @Test func invalidEntriesAreNamedByIndexAndNothingIsWritten() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         let error = await expectError("validation_failed", status: 400) {
             _ = try await importUsers(
                 auth,
@@ -97,7 +97,7 @@ import Testing
     }
 
     @Test func aBatchIsOneToFiveThousandUsers() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         for count in [0, Auth.ImportUsers.maxUsers + 1] {
             let error = await expectError("invalid_request", status: 400) {
                 _ = try await importUsers(auth, Self.users((0..<count).map { "u\($0)xx" }))
@@ -108,7 +108,7 @@ import Testing
     }
 
     @Test func onlyArgon2idHashesAtLeastAsStrongAsThePolicyAreAccepted() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         var argon2i = [CChar](repeating: 0, count: crypto_pwhash_strbytes())
         #expect(
             crypto_pwhash_str_alg(&argon2i, "pw", 2, 3, 19_456 * 1024, crypto_pwhash_alg_argon2i13()) == 0)
@@ -138,7 +138,7 @@ import Testing
     }
 
     @Test func sendingAnInterruptedImportAgainAnswersTheExistingAccounts() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         let first = try await importUsers(auth, Self.users(["alice", "bob"]))
         // Resumed with the next user added and a new hash (a new salt): the old users keep theirs.
         let again = try await importUsers(auth, Self.users(["Alice", "bob", "carol"]), hash: Self.phc())
@@ -158,7 +158,7 @@ import Testing
     }
 
     @Test func aUsernameOrEmailOfAnotherAccountIs409AndNothingOfTheBatchIsWritten() async throws {
-        let auth = try InProcessAuth()
+        let auth = try InProcessAuth { $0.allowImports = true }
         try await auth.register("alice", email: "alice@example.com")
         let taken = await expectError("username_taken", status: 409) {
             _ = try await importUsers(

@@ -17,10 +17,12 @@ final class RecordingSubscriber: Sendable {
     let applied = Locked<[(seq: Int64, type: String)]>([])
     private let endpoints: (rpc: String, events: String)
     private let context: ZMQContext
+    private let security: TransportSecurity
 
     init(auth: AuthFixture, directory: String) throws {
         endpoints = try auth.endpoints
         context = auth.context
+        security = try auth.cluster.security(context: auth.context)
         database = try Database(
             location: try TestStorage.location(directory, "subscriber"), producer: nil,
             migrations: [
@@ -34,10 +36,10 @@ final class RecordingSubscriber: Sendable {
     func run() throws -> @Sendable () async -> Void {
         let replay = try RPCClient(
             service: "auth", endpoint: endpoints.rpc, context: context, logger: Logger(service: "test", minimum: .error),
-            defaultTimeoutMs: AuthFixture.timeoutMs)
+            security: security, defaultTimeoutMs: AuthFixture.timeoutMs)
         let subscriber = EventSubscriber(
             producer: .auth, endpoint: endpoints.events, context: context, replay: replay, database: database,
-            logger: Logger(service: "test-subscriber", minimum: .error))
+            logger: Logger(service: "test-subscriber", minimum: .error), security: security)
         subscriber.on(Auth.UserRegistered.self) { [self] in try record($0, $0.body.identity.username, $1) }
         subscriber.on(Auth.IdentityChanged.self) { [self] in try record($0, $0.body.identity.username, $1) }
         subscriber.on(Auth.SessionRevoked.self) { [self] in

@@ -11,7 +11,7 @@ import Wire
 /// AuthService not configured for it refuses it.
 @Suite(.serialized) struct ImportSessionsProcessTests {
     @Test func theGatewayAcceptsAnImportedSessionAndLogoutRevokesIt() async throws {
-        let cluster = Cluster(extraEnvironment: ["AUTH_ALLOW_IMPORT_SESSIONS": "1"])
+        let cluster = Cluster(extraEnvironment: ["ALLOW_IMPORTS": "1"])
         defer { cluster.stopAll() }
         try await cluster.start(["auth", "profile", "notification", "gateway"])
         let context = ZMQContext()
@@ -49,14 +49,14 @@ import Wire
     @Test func anAuthServiceNotConfiguredForItRefusesIt() async throws {
         let auth = try await AuthFixture.start()
         let alice = try await auth.register("alice")
-        let refused = await expectError("forbidden", status: 403) {
+        let refused = await expectError("imports_disabled", status: 403) {
             _ = try await auth.client.call(Auth.ImportSessions.self, .init(userIds: [alice.identity.id]))
         }
-        #expect(refused?.message.contains("AUTH_ALLOW_IMPORT_SESSIONS") == true)
+        #expect(refused?.message.contains("ALLOW_IMPORTS") == true)
         // Explicitly off is off too.
-        let off = try await AuthFixture.start(["AUTH_ALLOW_IMPORT_SESSIONS": "0"])
+        let off = try await AuthFixture.start(["ALLOW_IMPORTS": "0"])
         let bob = try await off.register("bob")
-        await expectError("forbidden", status: 403) {
+        await expectError("imports_disabled", status: 403) {
             _ = try await off.client.call(Auth.ImportSessions.self, .init(userIds: [bob.identity.id]))
         }
     }

@@ -34,7 +34,8 @@ final class AuthFixture: Sendable {
         let context = ZMQContext()
         let client = try RPCClient(
             service: "auth", endpoint: try #require(cluster.endpoints["auth"]?["rpc"]), context: context,
-            logger: Logger(service: "test", minimum: .error), defaultTimeoutMs: timeoutMs)
+            logger: Logger(service: "test", minimum: .error), security: try cluster.security(context: context),
+            defaultTimeoutMs: timeoutMs)
         try await waitUntilReachable(client, timeoutMs: Int64(timeoutMs))
         return AuthFixture(cluster: cluster, context: context, client: client)
     }

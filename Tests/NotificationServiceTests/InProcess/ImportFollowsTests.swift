@@ -13,7 +13,7 @@ struct ImportFollowsTests {
     func importFollows(
         _ s: InProcessService, _ followee: Identity, _ followers: [Identity], notifyPosts: Bool = true
     ) async throws -> Int {
-        try await ImportHandlers(replica: s.app.replica).importFollows(
+        try await ImportHandlers(replica: s.app.replica, imports: Imports(allowed: true)).importFollows(
             .init(followeeId: followee.id, followerIds: followers.map(\.id), notifyPosts: notifyPosts),
             RequestContext(
                 correlationId: RandomID.make(), type: Notifications.ImportFollows.type, deadline: Timestamp.nowMs() + 60_000,

@@ -118,7 +118,7 @@ struct ServiceProcessTests {
         let received = Locked<[TopicItem]>([])
         let subscriber = TopicSubscriber(
             name: "test.delivery", context: h.context, endpoints: [h.cluster.endpoints["notification"]!["delivery"]!],
-            service: "notification", logger: InProcessService.logger
+            service: "notification", logger: InProcessService.logger, security: try h.cluster.security(context: h.context)
         ) { items in received.withLock { $0 += items } }
         let topic = NotificationRouting.topic(recipientKey: start.recipientKey)
         subscriber.subscribe(topic)

@@ -23,11 +23,18 @@ final class ProcessHarness: @unchecked Sendable {
     ///     containers do) and looks the names up on this server.
     init(answersLookups: Bool = true, dns: TestDNSServer? = nil) async throws {
         let directory = makeTemporaryDirectory("notification-process")
-        auth = try FakeAuth(context: context, directory: directory, answersLookups: answersLookups)
-        profile = try FakeProducer(name: "profile", context: context, directory: directory)
+        // The stand-ins hold AuthService's and ProfileService's key pairs, as the real ones would.
+        auth = try FakeAuth(
+            context: context, directory: directory, answersLookups: answersLookups,
+            security: try Cluster.security(dataDirectory: directory, context: context, name: "auth"))
+        profile = try FakeProducer(
+            name: "profile", context: context, directory: directory,
+            security: try Cluster.security(dataDirectory: directory, context: context, name: "profile"))
         try auth.start()
         try profile.start()
+        // The imports are a load test's setup, served only when allowed (ImportProcessTests use them).
         var environment = auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 }
+        environment["ALLOW_IMPORTS"] = "1"
         if let dns {
             for (key, value) in environment {
                 let host = key.hasPrefix("AUTH_") ? "insta-auth" : "insta-profile"

@@ -1,6 +1,7 @@
 import Foundation
 import Harness
 import Messages
+import ServiceKit
 import Support
 import TestSupport
 import Transport
@@ -26,9 +27,10 @@ final class AuthStandIn: Sendable {
         var answersLookups = true
     }
 
+    /// - Parameter security: its sockets' (see `FakeProducer.init`).
     /// - Throws: `SQLiteError` for the outbox, `ZMQError` when binding fails.
-    init(context: ZMQContext, directory: String) throws {
-        producer = try FakeProducer(name: "auth", context: context, directory: directory)
+    init(context: ZMQContext, directory: String, security: TransportSecurity = .plain) throws {
+        producer = try FakeProducer(name: "auth", context: context, directory: directory, security: security)
         let state = self.state
         let database = producer.database
         producer.host.on(Auth.LookupUsers.self) { request, _ in

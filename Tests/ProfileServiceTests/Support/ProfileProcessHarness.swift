@@ -38,7 +38,10 @@ final class ProfileProcessHarness: Sendable {
     static func start(answerLookups: Bool = true) async throws -> ProfileProcessHarness {
         let zmq = ZMQContext()
         let directory = makeTemporaryDirectory("profile-process")
-        let auth = try AuthStandIn(context: zmq, directory: directory)
+        // The stand-in holds AuthService's key pair, as the real one would.
+        let auth = try AuthStandIn(
+            context: zmq, directory: directory,
+            security: try Cluster.security(dataDirectory: directory, context: zmq, name: "auth"))
         auth.answerLookups(answerLookups)
         let cluster = Cluster(dataDirectory: directory, extraEnvironment: auth.producer.environment(prefix: "AUTH"))
         try await startProfile(cluster)

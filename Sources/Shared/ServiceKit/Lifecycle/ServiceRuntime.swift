@@ -14,8 +14,8 @@ public struct ServiceRuntime: Sendable {
     public let context: ZMQContext
     public let security: TransportSecurity
 
-    /// Reads the environment; with `CURVE_ENABLED` it loads the keys and starts the ZAP handler
-    /// (see `CurveSecurity`).
+    /// Reads the environment, loads (on first start, makes) the CURVE keys and starts the ZAP
+    /// handler (see `CurveSecurity`; `CURVE_ENABLED=false` turns it off).
     /// - Throws: `ConfigurationError` naming the variable or file that is wrong.
     public init(name: String, env: Environment = Environment()) throws {
         self.name = name
@@ -24,7 +24,7 @@ public struct ServiceRuntime: Sendable {
         self.logger = logger
         UnknownWireValues.log(with: logger)
         self.context = ZMQContext()
-        self.security = try CurveSecurity.fromEnvironment(env, context: context, logger: logger)
+        self.security = try CurveSecurity.fromEnvironment(env, name: name, context: context, logger: logger)
         TransportSecurity.current = security
     }
 

@@ -1,0 +1,148 @@
+import CZMQ
+import Foundation
+import Harness
+import Messages
+import ServiceKit
+import Storage
+import Support
+import TestSupport
+import Testing
+import Transport
+import Wire
+
+/// No local process can act as a user (issue 37, point 1), through the real executables in
+/// their default configuration (nothing about CURVE set): a ZeroMQ client without the stack's
+/// keys gets no session on any service socket (its handshake fails, so nothing it sends is
+/// ever read), one with a key of its own that the stack never made is refused by ZAP, each is
+/// logged once by the service however often it reconnects, and a client with a key among the
+/// stack's gets answers. On PostgreSQL, the test server refuses a connection without the
+/// password.
+@Suite(.serialized)
+struct TrustTests {
+    /// A raw client socket of `type` connected to `endpoint` with `configure` applied, and what
+    /// its monitor saw: handshake failures and successes.
+    final class RawClient: @unchecked Sendable {
+        // @unchecked: the sockets are used only by the test's task, one call at a time.
+        let socket: ZMQSocket
+        let monitor: ZMQSocket
+        private(set) var failures = 0
+        private(set) var successes = 0
+
+        init(_ context: ZMQContext, _ type: ZMQSocketType, _ endpoint: String, configure: (ZMQSocket) throws -> Void) throws {
+            socket = try ZMQSocket(context, type)
+            try configure(socket)
+            let monitorEndpoint = "inproc://trust-\(RandomID.make())"
+            try socket.monitor(
+                monitorEndpoint,
+                events: ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                    | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_DISCONNECTED)
+            monitor = try ZMQSocket(context, .pair)
+            try monitor.connect(monitorEndpoint)
+            try socket.setReconnect(intervalMs: 50, maxMs: 100)
+            try socket.connect(endpoint)
+            if type == .sub { try socket.subscribe("") }
+        }
+
+        /// Reads the monitor's events so far.
+        func drain() throws {
+            while let event = try monitor.receive(dontWait: true) {
+                guard let first = event.first, first.count >= 2 else { continue }
+                let code = Int32(first[0]) | (Int32(first[1]) << 8)
+                if code == ZMQ_EVENT_HANDSHAKE_SUCCEEDED { successes += 1 } else { failures += 1 }
+            }
+        }
+
+        func close() {
+            socket.close()
+            monitor.close()
+        }
+    }
+
+    /// The server-side sockets of the stack: (process, endpoint, client socket type).
+    static func serverSockets(_ cluster: Cluster) -> [(process: String, endpoint: String, type: ZMQSocketType)] {
+        var sockets: [(String, String, ZMQSocketType)] = []
+        for service in ["auth", "profile", "notification"] {
+            let fields = cluster.endpoints[service] ?? [:]
+            sockets.append((service, fields["rpc"] ?? "", .dealer))
+            sockets.append((service, fields["events"] ?? "", .sub))
+            if let delivery = fields["delivery"] { sockets.append((service, delivery, .sub)) }
+        }
+        return sockets
+    }
+
+    /// Lines of `process`'s log containing `message`.
+    static func logLines(_ cluster: Cluster, _ process: String, _ message: String) throws -> [String] {
+        let path = try #require(cluster.processes[process]).logPath
+        return try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+            .filter { $0.contains("\"\(message)\"") }
+    }
+
+    @Test func clientsWithoutTheStacksKeysGetNothingAndAreLoggedOnce() async throws {
+        let cluster = Cluster(dataDirectory: makeTemporaryDirectory("trust"))
+        defer { cluster.stopAll() }
+        try await cluster.start(["auth", "profile", "notification"])
+        let context = ZMQContext()
+        defer { context.shutdown() }
+        let sockets = Self.serverSockets(cluster)
+        #expect(sockets.count == 7)
+
+        // Plain ZMTP (no keys at all), two clients at each socket: every handshake fails; the
+        // ping they queued is never read.
+        let ping = RequestEnvelope(
+            id: RandomID.make(), type: Ops.Ping.type, deadline: Timestamp.nowMs() + 60_000, trace: RandomID.make(),
+            body: Empty())
+        for (process, endpoint, type) in sockets {
+            for _ in 0..<2 {
+                let raw = try RawClient(context, type, endpoint) { _ in }
+                defer { raw.close() }
+                if type == .dealer { _ = try raw.socket.send([try WireJSON.encode(ping)], dontWait: true) }
+                try await eventually("a failed handshake of a plain client at \(process) \(endpoint) (\(type))") {
+                    try raw.drain()
+                    return raw.failures >= 1
+                }
+                #expect(raw.successes == 0)
+                #expect(try raw.socket.receive(dontWait: true) == nil)
+            }
+        }
+        // A CURVE client with a key pair the stack never made: refused by ZAP.
+        let (foreignPublic, foreignSecret) = try CurveSecurity.generateKeyPair()
+        let serverKeys = try CurveSecurity.publicKeys(in: "\(cluster.dataDirectory)/curve/public")
+        for (process, endpoint, type) in sockets {
+            for _ in 0..<2 {
+                let raw = try RawClient(context, type, endpoint) { socket in
+                    try socket.set(ZMQ_CURVE_SERVERKEY, bytes: Array(serverKeys[process, default: ""].utf8) + [0])
+                    try socket.set(ZMQ_CURVE_PUBLICKEY, bytes: Array(foreignPublic.utf8) + [0])
+                    try socket.set(ZMQ_CURVE_SECRETKEY, bytes: Array(foreignSecret.utf8) + [0])
+                }
+                defer { raw.close() }
+                try await eventually("a refused handshake of a foreign key at \(process) \(endpoint) (\(type))") {
+                    try raw.drain()
+                    return raw.failures >= 1
+                }
+                #expect(raw.successes == 0)
+            }
+        }
+        // Logged once: a failed handshake once per server socket, a refused key once per client
+        // address (the ZAP handler serves the whole process), however many attempts.
+        for process in ["auth", "profile", "notification"] {
+            let handshakes = try Self.logLines(cluster, process, "curve.handshake_failed")
+            let refusals = try Self.logLines(cluster, process, "curve.client_refused")
+            #expect(handshakes.count == sockets.filter { $0.process == process }.count, "\(process): \(handshakes)")
+            #expect(refusals.count == 1, "\(process): \(refusals)")
+        }
+        // With a key among the stack's: answers.
+        for service in ["auth", "profile", "notification"] {
+            let client = try cluster.client(service, context: context)
+            defer { client.shutdown() }
+            try await waitUntilReachable(client)
+        }
+    }
+
+    @Test(.enabled(if: TestStorage.engine == .postgres, "the PostgreSQL test server"))
+    func thePostgreSQLServerRefusesAConnectionWithoutThePassword() throws {
+        let server = try TestPostgres.shared()
+        let name = try server.makeDatabase().split(separator: "/").last.map { String($0.prefix { $0 != "?" }) } ?? ""
+        #expect(throws: PostgresError.self) { _ = try PostgresConnection(url: server.urlWithoutPassword(database: name)) }
+        _ = try PostgresConnection(url: server.url(database: name))
+    }
+}
