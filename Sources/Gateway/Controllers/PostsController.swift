@@ -120,7 +120,11 @@ struct PostsController: Controller {
 
         init(from decoder: any Decoder) throws {
             let members = try decoder.container(keyedBy: MemberName.self)
-            self = members.contains(MemberName("mediaId")) ? .upload(try UploadPost(from: decoder)) : .urls(try URLPost(from: decoder))
+            if members.contains(MemberName("mediaId")) {
+                self = .upload(try UploadPost(from: decoder))
+            } else {
+                self = .urls(try URLPost(from: decoder))
+            }
         }
     }
 

@@ -31,22 +31,3 @@ extension HTTPResponder {
     func authorizeUpload(_ headers: HTTPHeaders) async -> Problem? { nil }
     func serverAnswered(status: Int) {}
 }
-
-/// Where a request goes, decided once from its head (`HTTPResponder.route`).
-struct HTTPRoute: Sendable {
-    /// Largest body the request may have, in bytes (nil: the server's `maxBodyBytes`); a
-    /// declared length over it is refused with 413 before the body is read.
-    var maxBodyBytes: Int?
-    /// Answers the request once its body is in; never throws (errors are answers).
-    var respond: @Sendable (HTTPRequest) async -> HTTPResponse
-}
-
-/// A responder that hands every request to one handler with the server's default body limit:
-/// a server that needs no routing (the server's own tests).
-struct HandlerResponder: HTTPResponder {
-    let handler: @Sendable (HTTPRequest) async -> HTTPResponse
-
-    func route(_ method: HTTPMethod, path: String, headers: HTTPHeaders) -> HTTPRoute {
-        HTTPRoute(maxBodyBytes: nil, respond: handler)
-    }
-}

@@ -286,9 +286,3 @@ final class HTTPServer: Service {
         return (fd, Int(UInt16(bigEndian: actual.sin_port)))
     }
 }
-
-/// A server start failure.
-struct ServerError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}

@@ -26,10 +26,15 @@ import Wire
         let token = gateway.signIn("alice")
         for (body, field, detail) in [
             (#"{"platform": "android", "token": 5}"#, "platform", #"platform: must be "ios""#),
-            (#"{"platform": "ios", "token": "xyz", "environment": 1}"#, "token",
-             "token: must be an APNs device token: 16 to 200 hex digits, an even number"),
-            (#"{"platform": "ios", "token": "\#(String(repeating: "a", count: 64))", "environment": "staging"}"#, "environment",
-             #"environment: must be "sandbox" or "production""#),
+            (
+                #"{"platform": "ios", "token": "xyz", "environment": 1}"#, "token",
+                "token: must be an APNs device token: 16 to 200 hex digits, an even number"
+            ),
+            (
+                #"{"platform": "ios", "token": "\#(String(repeating: "a", count: 64))", "environment": "staging"}"#,
+                "environment",
+                #"environment: must be "sandbox" or "production""#
+            ),
             (#"{"platform": "ios"}"#, "token", "token: is required"),
         ] {
             let r = await gateway.request(.post, "/v1/devices", token: token, json: body)
@@ -52,7 +57,10 @@ import Wire
         #expect(sent?.like == false && sent?.post == true && sent?.follow == nil)
         for (body, code, field, detail) in [
             ("{}", "invalid_field", "push", "push: is required"),
-            (#"{"push": null}"#, "invalid_field", "push", "push: must be an object of booleans: like, follow, comment, tag, post"),
+            (
+                #"{"push": null}"#, "invalid_field", "push",
+                "push: must be an object of booleans: like, follow, comment, tag, post"
+            ),
             (#"{"push": {"like": 1, "mentions": true}}"#, "invalid_field", "push.like", "push.like: must be true or false"),
             (#"{"push": {"mentions": true, "like": 1}}"#, "unknown_field", "push.mentions", "unknown field `push.mentions`"),
             (#"{"push": {"like": null}}"#, "invalid_field", "push.like", "push.like: must be true or false"),

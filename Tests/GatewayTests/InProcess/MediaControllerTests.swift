@@ -50,9 +50,11 @@ import Wire
         #expect(call?.binary == [0xff, 0xd8, 0xff] && call?.timeoutMs == MediaController.uploadTimeoutMs)
         #expect(gateway.profile.requests(Profile.UploadMedia.self).first?.contentType == "image/jpeg")
         // The route's limit comes from the declared type, before the body is read.
-        let route = gateway.app.dispatcher.route(.post, path: "/v1/media", headers: HTTPHeaders(fields: [("content-type", "image/heic")]))
+        let route = gateway.app.dispatcher.route(
+            .post, path: "/v1/media", headers: HTTPHeaders(fields: [("content-type", "image/heic")]))
         #expect(route.maxBodyBytes == MediaController.maxPhotoBytes)
-        let video = gateway.app.dispatcher.route(.post, path: "/v1/media", headers: HTTPHeaders(fields: [("content-type", "video/mp4")]))
+        let video = gateway.app.dispatcher.route(
+            .post, path: "/v1/media", headers: HTTPHeaders(fields: [("content-type", "video/mp4")]))
         #expect(video.maxBodyBytes == MediaController.maxUploadBytes)
     }
 

@@ -40,7 +40,8 @@ import Wire
     @Test func theListLeavesOutNotificationsWhoseActorIsUnknown() async {
         let token = gateway.signIn("alice")
         gateway.notification.on(Notifications.ListNotifications.self) { _, _ in
-            .init(items: [Self.notification(2, from: "bob"), Self.notification(1, from: "gone")], nextCursor: nil, unreadCount: 2)
+            .init(
+                items: [Self.notification(2, from: "bob"), Self.notification(1, from: "gone")], nextCursor: nil, unreadCount: 2)
         }
         gateway.profile.on(Profile.UsersByIds.self) { request, _ in
             .init(users: request.ids.filter { $0 == "u-bob" }.map { _ in Fixtures.user("bob") })

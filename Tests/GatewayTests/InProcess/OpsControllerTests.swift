@@ -10,7 +10,9 @@ import Wire
 
     func answerPings(_ services: [FakeService]) {
         for service in services {
-            service.on(Ops.Ping.self) { _, _ in .init(service: service.service, uptimeMs: 1_500, counters: ["events.published": 4]) }
+            service.on(Ops.Ping.self) { _, _ in
+                .init(service: service.service, uptimeMs: 1_500, counters: ["events.published": 4])
+            }
         }
     }
 

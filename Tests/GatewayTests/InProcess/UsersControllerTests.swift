@@ -18,7 +18,10 @@ import Wire
         }
         let bob = await gateway.request(.get, "/v1/users/bob", token: token)
         #expect(bob.status == 200)
-        #expect(bob["counts"] == .object(JSONObject(members: [("followers", .number("5")), ("following", .number("7")), ("posts", .number("3"))])))
+        #expect(
+            bob["counts"]
+                == .object(
+                    JSONObject(members: [("followers", .number("5")), ("following", .number("7")), ("posts", .number("3"))])))
         #expect(bob["followState"] == .string("following"))
         let new = await gateway.request(.get, "/v1/users/cy", token: token)
         #expect(new.status == 200 && new["followState"] == .string("not_following"))
