@@ -177,3 +177,8 @@ struct ReadinessShape: Encodable {
     var status: String
     var services: [String: String]
 }
+
+/// `{push: {like, follow, comment, tag, post}}`: which notification types are pushed.
+struct PreferencesShape: Encodable {
+    var push: Notifications.PushPreferences
+}

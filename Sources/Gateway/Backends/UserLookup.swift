@@ -5,12 +5,12 @@ import Support
 /// for each user (bounded) as the fallback for live stream events while ProfileService is
 /// unreachable.
 struct UserLookup: Sendable {
-    let profile: Backend
+    let profile: any ServiceBackend
     private let recent = Locked<[String: PublicUser]>([:])
     /// Most users remembered (cleared when full).
     let capacity = 50_000
 
-    init(profile: Backend) { self.profile = profile }
+    init(profile: any ServiceBackend) { self.profile = profile }
 
     /// Users by id (unknown ids left out). - Throws: ProfileService's errors.
     func users(_ ids: [String]) async throws -> [String: PublicUser] {

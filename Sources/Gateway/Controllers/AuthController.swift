@@ -4,18 +4,18 @@ import Wire
 
 /// `/v1/auth/*` and `/v1/me`: accounts and sessions (AuthService, then ProfileService).
 struct AuthController: Controller {
-    let auth: Backend
-    let profile: Backend
+    let auth: any ServiceBackend
+    let profile: any ServiceBackend
     let sessions: SessionControl
     let clientAddress: ClientAddress
     /// Deadline of the calls that hash a password (register, login), in ms.
     let passwordTimeoutMs: Int
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("POST", "/v1/auth/register", authenticated: false, json: true) { try await register($0) }
-        routes.add("POST", "/v1/auth/login", authenticated: false, json: true) { try await login($0) }
-        routes.add("POST", "/v1/auth/logout", json: true) { try await logout($0) }
-        routes.add("GET", "/v1/me") { request in
+        routes.add(.post, "/v1/auth/register", authenticated: false, body: .json) { try await register($0) }
+        routes.add(.post, "/v1/auth/login", authenticated: false, body: .json) { try await login($0) }
+        routes.add(.post, "/v1/auth/logout", body: .json) { try await logout($0) }
+        routes.add(.get, "/v1/me") { request in
             try .json(try await profile.call(Profile.GetMe.self, .init(userId: try request.userId)))
         }
     }
@@ -24,23 +24,10 @@ struct AuthController: Controller {
     /// `{user: Me, token, expiresAt}`. Every field error at once: AuthService and ProfileService
     /// check their fields together before the account is created.
     func register(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["email", "username", "password", "name", "birthDate", "gender"])
-        // Missing and mistyped members are collected, not thrown one at a time, so `{}` names
-        // every required field and the owners' checks still run on the members that are there.
-        var shapeProblems: [Problem] = []
-        func member<T>(_ read: () throws -> T?) throws -> T? {
-            do { return try read() } catch let problem as Problem where problem.status == 400 {
-                shapeProblems.append(problem)
-                return nil
-            }
-        }
-        let email = try member { try body.string("email") }
-        let username = try member { try body.string("username") }
-        let password = try member { try body.string("password") }
-        let name = try member { try body.optionalString("name") }
-        let birthDate = try member { try body.optionalString("birthDate") }
-        let gender = try member { try body.optionalString("gender") }
+        let body = try request.decode(RegisterBody.self)
+        let (email, username, password) = (body.email, body.username, body.password)
+        let (name, birthDate, gender) = (body.name, body.birthDate, body.gender)
+        let shapeProblems = body.problems
         async let identityCheck = check {
             _ = try await auth.call(
                 Auth.CheckIdentityFields.self, .init(email: email, username: username, password: password))
@@ -92,11 +79,9 @@ struct AuthController: Controller {
 
     /// `POST /v1/auth/login` `{login, password}` → `{user: Me, token, expiresAt}`.
     func login(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["login", "password"])
+        let body = try request.decode(LoginBody.self)
         let session = try await auth.call(
-            Auth.Login.self,
-            .init(login: try body.string("login"), password: try body.string("password"), clientAddress: request.clientAddress),
+            Auth.Login.self, .init(login: body.login, password: body.password, clientAddress: request.clientAddress),
             timeoutMs: passwordTimeoutMs)
         let me: Me
         do {
@@ -113,23 +98,55 @@ struct AuthController: Controller {
     /// `POST /v1/auth/logout` `{allSessions?}` → `{loggedOut: true}`; the sessions' cached tokens
     /// are dropped and their streams closed at once.
     func logout(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["allSessions"])
-        let all = try body.optionalBool("allSessions") ?? false
-        guard let session = request.session else { throw Problem.unauthorized("unauthorized", "authentication is required") }
+        let all = try request.decode(LogoutBody.self).allSessions ?? false
+        guard let session = request.session else { throw Problem.unauthorized(.unauthorized, "authentication is required") }
         let result = try await auth.call(Auth.Logout.self, .init(token: session.token, allSessions: all))
         sessions.revoke(result.revokedSessionIds + [session.sessionId])
         return try .json(LoggedOutShape())
     }
-}
 
-/// Ends sessions in the gateway: their cached tokens and their open streams.
-struct SessionControl: Sendable {
-    let tokens: TokenCache
-    let hub: StreamHub
+    /// `POST /v1/auth/register`'s body. Missing and mistyped members are collected in
+    /// `problems`, not thrown one at a time, so `{}` names every required field and the owners'
+    /// checks still run on the members that are there; an unknown member is thrown at once.
+    struct RegisterBody: Decodable {
+        var email: String?
+        var username: String?
+        var password: String?
+        var name: String?
+        var birthDate: String?
+        var gender: String?
+        /// The members' own problems (400: missing, or not a string), in the members' order.
+        var problems: [Problem] = []
 
-    func revoke(_ sessionIds: [String]) {
-        tokens.revoke(sessionIds: sessionIds)
-        hub.close(sessionIds: sessionIds)
+        enum CodingKeys: String, CodingKey { case email, username, password, name, birthDate, gender }
+
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            var problems: [Problem] = []
+            func member<T>(_ read: () throws -> T?) throws -> T? {
+                do { return try read() } catch let problem as Problem where problem.status == 400 {
+                    problems.append(problem)
+                    return nil
+                }
+            }
+            email = try member { try c.decode(String.self, forKey: .email) }
+            username = try member { try c.decode(String.self, forKey: .username) }
+            password = try member { try c.decode(String.self, forKey: .password) }
+            name = try member { try c.decodeIfPresent(String.self, forKey: .name) }
+            birthDate = try member { try c.decodeIfPresent(String.self, forKey: .birthDate) }
+            gender = try member { try c.decodeIfPresent(String.self, forKey: .gender) }
+            self.problems = problems
+        }
+    }
+
+    /// `POST /v1/auth/login`'s body.
+    struct LoginBody: Decodable {
+        var login: String
+        var password: String
+    }
+
+    /// `POST /v1/auth/logout`'s body: `allSessions` ends every session of the account.
+    struct LogoutBody: Decodable {
+        var allSessions: Bool?
     }
 }

@@ -3,7 +3,7 @@ import Messages
 /// Devices and push preferences (API.md "Devices and push", NotificationService): the caller's
 /// APNs device tokens and which notification types are pushed to them.
 struct DevicesController: Controller {
-    let notification: Backend
+    let notification: any ServiceBackend
 
     /// The API's `environment` values.
     static let environments: Set<String> = ["sandbox", "production"]
@@ -11,25 +11,25 @@ struct DevicesController: Controller {
     static let pushTypes = ["like", "follow", "comment", "tag", "post"]
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("POST", "/v1/devices", json: true) { try await registerDevice($0) }
-        routes.add("GET", "/v1/devices") { request in
+        routes.add(.post, "/v1/devices", body: .json) { try await registerDevice($0) }
+        routes.add(.get, "/v1/devices") { request in
             try .json(
                 try await notification.call(
                     Notifications.ListDevices.self, .init(userId: try request.userId, page: try request.page())))
         }
-        routes.add("DELETE", "/v1/devices/{id}") { request in
+        routes.add(.delete, "/v1/devices/{id}") { request in
             _ = try await notification.call(
                 Notifications.DeleteDevice.self,
                 .init(userId: try request.userId, deviceId: try request.parameters.require("id")))
             return HTTPResponse(status: 204)
         }
-        routes.add("GET", "/v1/notifications/preferences") { request in
+        routes.add(.get, "/v1/notifications/preferences") { request in
             try .json(
                 PreferencesShape(
                     push: try await notification.call(
                         Notifications.GetPushPreferences.self, .init(userId: try request.userId))))
         }
-        routes.add("PATCH", "/v1/notifications/preferences", json: true) { try await updatePreferences($0) }
+        routes.add(.patch, "/v1/notifications/preferences", body: .json) { try await updatePreferences($0) }
     }
 
     /// An APNs device token as sent: hex digits of either case, an even number of them, 16...200
@@ -48,20 +48,11 @@ struct DevicesController: Controller {
     /// - Throws: 400 naming `platform` (not `ios`), `token` (not 16...200 hex digits, even),
     ///   `environment` (not `sandbox` or `production`), or an unknown member.
     func registerDevice(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["platform", "token", "environment"])
-        guard try body.string("platform") == "ios" else { throw Problem.invalidField("platform", "must be \"ios\"") }
-        guard let token = Self.deviceToken(try body.string("token")) else {
-            throw Problem.invalidField("token", "must be an APNs device token: 16 to 200 hex digits, an even number")
-        }
-        let environment = try body.string("environment")
-        guard Self.environments.contains(environment) else {
-            throw Problem.invalidField("environment", "must be \"sandbox\" or \"production\"")
-        }
-        guard let session = request.session else { throw Problem.unauthorized("unauthorized", "authentication is required") }
+        let body = try request.decode(DeviceBody.self)
+        guard let session = request.session else { throw Problem.unauthorized(.unauthorized, "authentication is required") }
         let device = try await notification.call(
             Notifications.RegisterDevice.self,
-            .init(userId: session.userId, sessionId: session.sessionId, token: token, environment: environment))
+            .init(userId: session.userId, sessionId: session.sessionId, token: body.token, environment: body.environment))
         return try .json(201, device)
     }
 
@@ -70,35 +61,94 @@ struct DevicesController: Controller {
     /// - Throws: 400 naming `push` (missing, `required`; or not an object) or `push.<name>`
     ///   (unknown, or not a boolean).
     func updatePreferences(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["push"])
+        let push = try request.decode(PreferencesBody.self).push
         var change = Notifications.UpdatePushPreferences.Request(userId: try request.userId)
-        switch body.object["push"] {
-        case nil:
-            // An empty PATCH changes nothing and most likely lost its body on the way.
-            throw Problem.invalidField("push", "is required", code: "required")
-        case .object(let push)?:
-            for member in push.members {
-                guard Self.pushTypes.contains(member.name) else { throw Problem.unknownField("push.\(member.name)") }
-                guard case .bool(let on) = member.value else {
-                    throw Problem.invalidField("push.\(member.name)", "must be true or false")
-                }
-                switch member.name {
-                case "like": change.like = on
-                case "follow": change.follow = on
-                case "comment": change.comment = on
-                case "tag": change.tag = on
-                default: change.post = on
-                }
-            }
-        default: throw Problem.invalidField("push", "must be an object of booleans: like, follow, comment, tag, post")
-        }
+        change.like = push.like
+        change.follow = push.follow
+        change.comment = push.comment
+        change.tag = push.tag
+        change.post = push.post
         return try .json(
             PreferencesShape(push: try await notification.call(Notifications.UpdatePushPreferences.self, change)))
     }
-}
 
-/// `{push: {like, follow, comment, tag, post}}`: which notification types are pushed.
-struct PreferencesShape: Encodable {
-    var push: Notifications.PushPreferences
+    /// `POST /v1/devices`'s body `{platform: "ios", token, environment}`, checked as it is
+    /// read: each member's error before the next member is looked at.
+    struct DeviceBody: Decodable {
+        /// The APNs device token, in lowercase.
+        var token: String
+        /// `sandbox` or `production`.
+        var environment: String
+
+        enum CodingKeys: String, CodingKey { case platform, token, environment }
+
+        /// - Throws: 400 naming `platform` (not `ios`), `token` (not 16...200 hex digits, even),
+        ///   `environment` (not `sandbox` or `production`), or an unknown member.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            guard try c.decode(String.self, forKey: .platform) == "ios" else {
+                throw Problem.invalidField("platform", "must be \"ios\"")
+            }
+            guard let token = DevicesController.deviceToken(try c.decode(String.self, forKey: .token)) else {
+                throw Problem.invalidField("token", "must be an APNs device token: 16 to 200 hex digits, an even number")
+            }
+            let environment = try c.decode(String.self, forKey: .environment)
+            guard DevicesController.environments.contains(environment) else {
+                throw Problem.invalidField("environment", "must be \"sandbox\" or \"production\"")
+            }
+            self.token = token
+            self.environment = environment
+        }
+    }
+
+    /// `PATCH /v1/notifications/preferences`'s body `{push: {like?, follow?, comment?, tag?,
+    /// post?}}`: the types given are switched on or off, the others left as they are.
+    struct PreferencesBody: Decodable {
+        var push: PushChanges
+
+        /// The push preferences to change (nil: left as it is).
+        struct PushChanges: Decodable {
+            var like: Bool?
+            var follow: Bool?
+            var comment: Bool?
+            var tag: Bool?
+            var post: Bool?
+
+            /// Reads the members in the body's order, each name checked before its value.
+            /// - Throws: 400 `unknown_field` naming `push.<name>`, 400 `invalid_field` naming
+            ///   `push` (not an object) or `push.<name>` (not a boolean).
+            init(from decoder: any Decoder) throws {
+                let field = RequestBodyDecoder.fieldName(decoder.codingPath)
+                guard let c = try? decoder.container(keyedBy: MemberName.self) else {
+                    throw Problem.invalidField(field, "must be an object of booleans: like, follow, comment, tag, post")
+                }
+                for key in c.allKeys {
+                    guard DevicesController.pushTypes.contains(key.stringValue) else {
+                        throw Problem.unknownField("\(field).\(key.stringValue)")
+                    }
+                    guard let on = try c.decodeIfPresent(Bool.self, forKey: key) else {
+                        throw Problem.invalidField("\(field).\(key.stringValue)", "must be true or false")
+                    }
+                    switch key.stringValue {
+                    case "like": like = on
+                    case "follow": follow = on
+                    case "comment": comment = on
+                    case "tag": tag = on
+                    default: post = on
+                    }
+                }
+            }
+        }
+
+        enum CodingKeys: String, CodingKey { case push }
+
+        /// - Throws: 400 `unknown_field`; 400 `invalid_field` naming `push` when it is missing
+        ///   (`required`: an empty PATCH changes nothing and most likely lost its body on the
+        ///   way), or what `PushChanges` throws.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            guard c.contains(.push) else { throw Problem.invalidField("push", "is required", code: .required) }
+            push = try c.decode(PushChanges.self, forKey: .push)
+        }
+    }
 }

@@ -12,7 +12,7 @@ import Wire
 /// chunks of at most `Profile.ReadMedia.maxChunkBytes`, one at a time per connection, each asked
 /// for only when the previous one has been written and the server's response budget has room.
 struct MediaController: Controller {
-    let profile: Backend
+    let profile: any ServiceBackend
 
     /// Largest photo upload, in bytes (20 MiB; `MediaLimits.maxPhotoBytes`).
     static let maxPhotoBytes = 20 << 20
@@ -40,7 +40,7 @@ struct MediaController: Controller {
     func register(_ routes: inout RouteCollection) {
         // With an `Idempotency-Key`, ProfileService answers a repeat (the same bytes and type)
         // with the first upload's `Media`, so the call may be sent again after a lost connection.
-        routes.addRaw("POST", "/v1/media", maxBodyBytes: Self.uploadLimit) { request in
+        routes.add(.post, "/v1/media", body: .raw(maxBytes: Self.uploadLimit)) { request in
             let key = try request.idempotencyKey()
             let (media, _) = try await profile.call(
                 Profile.UploadMedia.self,
@@ -48,17 +48,17 @@ struct MediaController: Controller {
                 binary: request.http.body, timeoutMs: Self.uploadTimeoutMs, idempotent: key != nil)
             return try .json(201, media)
         }
-        routes.addRaw("PUT", "/v1/me/profile/photo", maxBodyBytes: Self.photoLimit) { request in
+        routes.add(.put, "/v1/me/profile/photo", body: .raw(maxBytes: Self.photoLimit)) { request in
             let (me, _) = try await profile.call(
                 Profile.SetProfilePhoto.self,
                 .init(ownerId: try request.userId, contentType: request.http.header("content-type")),
                 binary: request.http.body, timeoutMs: Self.uploadTimeoutMs)
             return try .json(me)
         }
-        routes.add("DELETE", "/v1/me/profile/photo") { request in
+        routes.add(.delete, "/v1/me/profile/photo") { request in
             try .json(try await profile.call(Profile.ClearProfilePhoto.self, .init(userId: try request.userId)))
         }
-        routes.add("GET", "/media/{id}/{variant}", authenticated: false) { try await serve($0) }
+        routes.add(.get, "/media/{id}/{variant}", authenticated: false) { try await serve($0) }
     }
 
     /// `GET|HEAD /media/{id}/{variant}`: the variant with a strong `ETag`, immutable caching, 304
@@ -88,7 +88,7 @@ struct MediaController: Controller {
             switch ByteRange.parse(header, size: meta.size) {
             case .ignored: break
             case .unsatisfiable:
-                var p = Problem(status: 416, code: "range_not_satisfiable", detail: "the range is outside the \(meta.size) bytes")
+                var p = Problem(status: 416, code: .rangeNotSatisfiable, detail: "the range is outside the \(meta.size) bytes")
                 p.extraHeaders += [("Content-Range", "bytes */\(meta.size)")]
                 return p.response
             case .range(let r):
@@ -99,7 +99,7 @@ struct MediaController: Controller {
         }
         let chunk = Profile.ReadMedia.maxChunkBytes
         let served = range
-        if request.http.method == "HEAD" || served.isEmpty {
+        if request.http.method == .head || served.isEmpty {
             var response = HTTPResponse(status: status, headers: headers)
             response.body = .source(BodySource(length: served.count, next: { nil }))
             return response
@@ -144,48 +144,5 @@ struct MediaController: Controller {
     static func matches(_ list: String, _ etag: String) -> Bool {
         let tags = list.split(separator: ",").map { $0.trimmingOptionalWhitespace() }
         return tags.contains { $0 == "*" || $0 == etag || $0 == "W/\(etag)" }
-    }
-}
-
-/// A `Range` header's one byte range (RFC 9110 §14.1.2).
-enum ByteRange: Equatable {
-    /// Not a single `bytes` range this server serves as a range (several ranges, another unit,
-    /// bad syntax): the whole representation is sent.
-    case ignored
-    /// No byte of it is in the representation: 416.
-    case unsatisfiable
-    /// The byte offsets to send.
-    case range(Range<Int>)
-
-    /// Parses `bytes=first-last`, `bytes=first-` or `bytes=-suffix` against a representation
-    /// of `size` bytes. A `last` past the end, however many digits it has, means up to the end,
-    /// and so does a suffix longer than the representation (RFC 9110 §14.1.2); a `first` past
-    /// the end is unsatisfiable.
-    static func parse(_ header: String, size: Int) -> ByteRange {
-        let text = header.trimmingOptionalWhitespace()
-        guard text.lowercased().hasPrefix("bytes=") else { return .ignored }
-        let spec = text.dropFirst(6).trimmingOptionalWhitespace()
-        guard !spec.contains(","), let dash = spec.firstIndex(of: "-") else { return .ignored }
-        let first = spec[..<dash].trimmingOptionalWhitespace()
-        let last = spec[spec.index(after: dash)...].trimmingOptionalWhitespace()
-        /// Decimal digits (1*DIGIT), saturating at `Int.max`: a position too large for an Int
-        /// is past the end of any representation, not a syntax error.
-        func number(_ s: String) -> Int? {
-            guard !s.isEmpty, s.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
-            return Int(s) ?? Int.max
-        }
-        if first.isEmpty {
-            guard let suffix = number(last) else { return .ignored }
-            guard suffix > 0, size > 0 else { return .unsatisfiable }
-            return .range(max(0, size - suffix)..<size)
-        }
-        guard let start = number(first) else { return .ignored }
-        var end = size - 1
-        if !last.isEmpty {
-            guard let e = number(last), e >= start else { return .ignored }
-            end = min(e, size - 1)
-        }
-        guard start < size else { return .unsatisfiable }
-        return .range(start..<(end + 1))
     }
 }

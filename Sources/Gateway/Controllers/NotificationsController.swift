@@ -3,7 +3,7 @@ import Support
 
 /// The notifications screen and its live stream (NotificationService; actors from ProfileService).
 struct NotificationsController: Controller {
-    let notification: Backend
+    let notification: any ServiceBackend
     let users: UserLookup
     let hub: StreamHub
     let live: LiveNotifications
@@ -12,14 +12,14 @@ struct NotificationsController: Controller {
     let streamBufferBytes: Int
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("GET", "/v1/notifications") { try await list($0) }
-        routes.add("POST", "/v1/notifications/read", json: true) { try await markRead($0) }
-        routes.add("GET", "/v1/notifications/groups") { try await groups($0) }
-        routes.add("GET", "/v1/notifications/unread-count") { request in
+        routes.add(.get, "/v1/notifications") { try await list($0) }
+        routes.add(.post, "/v1/notifications/read", body: .json) { try await markRead($0) }
+        routes.add(.get, "/v1/notifications/groups") { try await groups($0) }
+        routes.add(.get, "/v1/notifications/unread-count") { request in
             let r = try await notification.call(Notifications.UnreadCount.self, .init(recipientId: try request.userId))
             return try .json(UnreadShape(unreadCount: r.unreadCount))
         }
-        routes.add("GET", "/v1/notifications/stream", streaming: true) { try await stream($0) }
+        routes.add(.get, "/v1/notifications/stream", streaming: true) { try await stream($0) }
     }
 
     /// `GET /v1/notifications` → page of `Notification` plus `unreadCount`: one `notification.list`,
@@ -38,19 +38,11 @@ struct NotificationsController: Controller {
     /// - Throws: 400 naming `upToSeq` (missing, or not an integer JSON carries exactly) or `all`
     ///   (not `true`, or given with `upToSeq`).
     func markRead(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["upToSeq", "all"])
         let recipientId = try request.userId
         let call: Notifications.MarkRead.Request
-        if body.has("all") {
-            guard try body.bool("all") else { throw Problem.invalidField("all", "must be true (or give upToSeq instead)") }
-            guard !body.has("upToSeq") else {
-                throw Problem.invalidField("all", "give either upToSeq or all, not both")
-            }
-            call = .init(recipientId: recipientId, upToSeq: 0, all: true)
-        } else {
-            // The integers JSON carries exactly.
-            call = .init(recipientId: recipientId, upToSeq: try body.int("upToSeq", in: 0...9_007_199_254_740_991))
+        switch try request.decode(MarkReadBody.self) {
+        case .all: call = .init(recipientId: recipientId, upToSeq: 0, all: true)
+        case .upTo(let seq): call = .init(recipientId: recipientId, upToSeq: seq)
         }
         let r = try await notification.call(Notifications.MarkRead.self, call)
         return try .json(UnreadShape(unreadCount: r.unreadCount))
@@ -105,11 +97,11 @@ struct NotificationsController: Controller {
             throw Problem.serviceUnavailable("the gateway has no room for another stream, or is stopping")
         case .failure(.perUser):
             throw Problem(
-                status: 429, code: "too_many_streams",
+                status: 429, code: .tooManyStreams,
                 detail: "this account has \(hub.perUser) notification streams open already; close one first", retryAfter: 5)
         case .failure(.perAddress):
             throw Problem(
-                status: 429, code: "too_many_streams",
+                status: 429, code: .tooManyStreams,
                 detail: "this address has \(hub.perAddress) notification streams open already; close one first",
                 retryAfter: 5)
         }
@@ -164,5 +156,33 @@ struct NotificationsController: Controller {
         }
         // A backlog larger than the buffer is sent in part; the client resumes after it.
         sub.finishBacklog(items, thenClose: !complete)
+    }
+
+    /// `POST /v1/notifications/read`'s body: `{upToSeq}` or `{all: true}`, exactly one.
+    enum MarkReadBody: Decodable {
+        /// Every notification.
+        case all
+        /// Every notification up to this seq.
+        case upTo(Int64)
+
+        /// The seqs a client can send: the integers JSON carries exactly.
+        static let seqs: ClosedRange<Int64> = 0...9_007_199_254_740_991
+
+        enum CodingKeys: String, CodingKey { case upToSeq, all }
+
+        /// - Throws: 400 naming `upToSeq` (missing, or not an integer JSON carries exactly) or
+        ///   `all` (not `true`, or given with `upToSeq`), or an unknown member.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            if c.contains(.all) {
+                guard try c.decode(Bool.self, forKey: .all) else {
+                    throw Problem.invalidField("all", "must be true (or give upToSeq instead)")
+                }
+                guard !c.contains(.upToSeq) else { throw Problem.invalidField("all", "give either upToSeq or all, not both") }
+                self = .all
+            } else {
+                self = .upTo(try c.decode(Int64.self, forKey: .upToSeq, in: Self.seqs))
+            }
+        }
     }
 }

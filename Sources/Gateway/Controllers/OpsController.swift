@@ -4,14 +4,16 @@ import Wire
 
 /// `/healthz`, `/readyz`, `/metrics`, `/openapi.json`.
 struct OpsController: Controller {
-    let backends: Backends
+    let auth: any ServiceBackend
+    let profile: any ServiceBackend
+    let notification: any ServiceBackend
     let metrics: Metrics
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("GET", "/healthz", authenticated: false) { _ in try .json(HealthShape(status: "ok")) }
-        routes.add("GET", "/readyz", authenticated: false) { _ in try await readiness() }
-        routes.add("GET", "/metrics", authenticated: false) { _ in await exposition() }
-        routes.add("GET", "/openapi.json", authenticated: false) { _ in
+        routes.add(.get, "/healthz", authenticated: false) { _ in try .json(HealthShape(status: "ok")) }
+        routes.add(.get, "/readyz", authenticated: false) { _ in try await readiness() }
+        routes.add(.get, "/metrics", authenticated: false) { _ in await exposition() }
+        routes.add(.get, "/openapi.json", authenticated: false) { _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/vnd.oai.openapi+json;version=3.1")],
                 body: OpenAPIDocument.bytes)
@@ -22,16 +24,16 @@ struct OpsController: Controller {
     /// service answers a ping within 1 s, else 503 with `"status": "not_ready"` and each state
     /// (`up`, `down`, `timeout`).
     func readiness() async throws -> HTTPResponse {
-        async let a = ping(backends.auth)
-        async let p = ping(backends.profile)
-        async let g = ping(backends.notification)
+        async let a = ping(auth)
+        async let p = ping(profile)
+        async let g = ping(notification)
         let states = await ["auth": a, "profile": p, "notification": g]
         let ready = states.values.allSatisfy { $0 == "up" }
         return try .json(ready ? 200 : 503, ReadinessShape(status: ready ? "ready" : "not_ready", services: states))
     }
 
     /// Pings a service, retrying a connection that is not up yet until 1 s has passed.
-    private func ping(_ backend: Backend) async -> String {
+    private func ping(_ backend: any ServiceBackend) async -> String {
         let deadline = Timestamp.nowMs() + 1_000
         while true {
             let remaining = Int(deadline - Timestamp.nowMs())
@@ -54,9 +56,9 @@ struct OpsController: Controller {
     /// `service_counter{service,name}`, `events_published_total{producer}`), asked concurrently
     /// with a 500 ms deadline.
     func exposition() async -> HTTPResponse {
-        async let a = counters(backends.auth)
-        async let p = counters(backends.profile)
-        async let g = counters(backends.notification)
+        async let a = counters(auth)
+        async let p = counters(profile)
+        async let g = counters(notification)
         let replies = await [("auth", a), ("profile", p), ("notification", g)]
         var text = metrics.render()
         text += "# HELP service_up Whether the service answered a ping.\n# TYPE service_up gauge\n"
@@ -83,7 +85,7 @@ struct OpsController: Controller {
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))
     }
 
-    private func counters(_ backend: Backend) async -> Ops.Ping.Reply? {
+    private func counters(_ backend: any ServiceBackend) async -> Ops.Ping.Reply? {
         try? await backend.call(Ops.Ping.self, Empty(), timeoutMs: 500)
     }
 }

@@ -2,30 +2,30 @@ import Messages
 
 /// Posts, likes and comments (ProfileService; follow states from NotificationService).
 struct PostsController: Controller {
-    let profile: Backend
-    let notification: Backend
+    let profile: any ServiceBackend
+    let notification: any ServiceBackend
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("POST", "/v1/posts", json: true) { try await create($0) }
-        routes.add("GET", "/v1/posts/{id}") { request in
+        routes.add(.post, "/v1/posts", body: .json) { try await create($0) }
+        routes.add(.get, "/v1/posts/{id}") { request in
             try .json(
                 try await profile.call(
                     Profile.GetPost.self, .init(viewerId: try request.userId, postId: try request.parameters.require("id"))))
         }
-        routes.add("DELETE", "/v1/posts/{id}") { request in
+        routes.add(.delete, "/v1/posts/{id}") { request in
             _ = try await profile.call(
                 Profile.DeletePost.self, .init(userId: try request.userId, postId: try request.parameters.require("id")))
             return HTTPResponse(status: 204)
         }
-        routes.add("PUT", "/v1/posts/{id}/like") { try await like($0, true) }
-        routes.add("DELETE", "/v1/posts/{id}/like") { try await like($0, false) }
-        routes.add("GET", "/v1/posts/{id}/likes") { try await likes($0) }
-        routes.add("GET", "/v1/posts/{id}/comments") { request in
+        routes.add(.put, "/v1/posts/{id}/like") { try await like($0, true) }
+        routes.add(.delete, "/v1/posts/{id}/like") { try await like($0, false) }
+        routes.add(.get, "/v1/posts/{id}/likes") { try await likes($0) }
+        routes.add(.get, "/v1/posts/{id}/comments") { request in
             try .json(
                 try await profile.call(
                     Profile.ListComments.self, .init(postId: try request.parameters.require("id"), page: try request.page())))
         }
-        routes.add("POST", "/v1/posts/{id}/comments", json: true) { try await comment($0) }
+        routes.add(.post, "/v1/posts/{id}/comments", body: .json) { try await comment($0) }
     }
 
     /// `POST /v1/posts` `{postType, mediaURL, thumbnailURL, caption?, taggedUsernames?}` or
@@ -34,40 +34,37 @@ struct PostsController: Controller {
     /// with the first post, so the call may be sent again after a lost connection.
     func create(_ request: Request) async throws -> HTTPResponse {
         let key = try request.idempotencyKey()
-        let body = try request.body()
-        if body.has("mediaId") {
-            try body.allowOnly(["postType", "mediaId", "caption", "taggedUsernames"])
-            let post = try await profile.call(
+        let post: Profile.Post
+        switch try request.decode(CreatePostBody.self) {
+        case .upload(let body):
+            post = try await profile.call(
                 Profile.CreateMediaPost.self,
                 .init(
-                    ownerId: try request.userId, postType: try body.string("postType"), mediaId: try body.string("mediaId"),
-                    caption: try body.optionalString("caption"),
-                    taggedUsernames: try body.optionalStrings("taggedUsernames") ?? [], idempotencyKey: key),
+                    ownerId: try request.userId, postType: body.postType, mediaId: body.mediaId, caption: body.caption,
+                    taggedUsernames: body.taggedUsernames ?? [], idempotencyKey: key),
                 idempotent: key != nil)
-            return try .json(201, post)
+        case .urls(let body):
+            post = try await profile.call(
+                Profile.CreatePost.self,
+                .init(
+                    ownerId: try request.userId, postType: body.postType, mediaURL: body.mediaURL,
+                    thumbnailURL: body.thumbnailURL, caption: body.caption, taggedUsernames: body.taggedUsernames ?? [],
+                    idempotencyKey: key),
+                idempotent: key != nil)
         }
-        try body.allowOnly(["postType", "mediaURL", "thumbnailURL", "caption", "taggedUsernames"])
-        let post = try await profile.call(
-            Profile.CreatePost.self,
-            .init(
-                ownerId: try request.userId, postType: try body.string("postType"), mediaURL: try body.string("mediaURL"),
-                thumbnailURL: try body.string("thumbnailURL"), caption: try body.optionalString("caption"),
-                taggedUsernames: try body.optionalStrings("taggedUsernames") ?? [], idempotencyKey: key),
-            idempotent: key != nil)
         return try .json(201, post)
     }
 
     /// `POST /v1/posts/{id}/comments` `{text}` → 201 `Comment`; an `Idempotency-Key` as for `create`.
     func comment(_ request: Request) async throws -> HTTPResponse {
         let key = try request.idempotencyKey()
-        let body = try request.body()
-        try body.allowOnly(["text"])
+        let body = try request.decode(CommentBody.self)
         return try .json(
             201,
             try await profile.call(
                 Profile.AddComment.self,
                 .init(
-                    userId: try request.userId, postId: try request.parameters.require("id"), text: try body.string("text"),
+                    userId: try request.userId, postId: try request.parameters.require("id"), text: body.text,
                     idempotencyKey: key),
                 idempotent: key != nil))
     }
@@ -96,5 +93,43 @@ struct PostsController: Controller {
                 items: likes.items.map { u in
                     UserEntryShape(user: u, followState: states[u.id] ?? (viewer == u.id ? .self : .notFollowing))
                 }, nextCursor: likes.nextCursor))
+    }
+
+    /// `POST /v1/posts`'s body: an uploaded medium's id (`mediaId` present, even `null`) or the
+    /// media's URLs; each shape refuses the other's members.
+    enum CreatePostBody: Decodable {
+        case upload(UploadPost)
+        case urls(URLPost)
+
+        /// `{postType, mediaId, caption?, taggedUsernames?}`: the caller's own upload.
+        struct UploadPost: Decodable {
+            var postType: String
+            var mediaId: String
+            var caption: String?
+            var taggedUsernames: [String]?
+        }
+
+        /// `{postType, mediaURL, thumbnailURL, caption?, taggedUsernames?}`.
+        struct URLPost: Decodable {
+            var postType: String
+            var mediaURL: String
+            var thumbnailURL: String
+            var caption: String?
+            var taggedUsernames: [String]?
+        }
+
+        init(from decoder: any Decoder) throws {
+            let members = try decoder.container(keyedBy: MemberName.self)
+            if members.contains(MemberName("mediaId")) {
+                self = .upload(try UploadPost(from: decoder))
+            } else {
+                self = .urls(try URLPost(from: decoder))
+            }
+        }
+    }
+
+    /// `POST /v1/posts/{id}/comments`'s body.
+    struct CommentBody: Decodable {
+        var text: String
     }
 }

@@ -2,48 +2,89 @@ import Messages
 
 /// Settings, the edit-profile form and profile changes (ProfileService).
 struct SettingsController: Controller {
-    let profile: Backend
+    let profile: any ServiceBackend
 
     /// `PATCH /v1/me/profile` fields that `null` clears.
     static let clearable: Set<String> = ["profilePhotoURL", "phone", "gender", "birthDate"]
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("GET", "/v1/settings") { request in
+        routes.add(.get, "/v1/settings") { request in
             try .json(
                 SettingsShape(settings: try await profile.call(Profile.GetSettings.self, .init(userId: try request.userId))))
         }
-        routes.add("PATCH", "/v1/settings", json: true) { request in
-            let body = try request.body()
-            try body.allowOnly(["saveOriginalPosts"])
+        routes.add(.patch, "/v1/settings", body: .json) { request in
+            let body = try request.decode(SettingsBody.self)
             let settings = try await profile.call(
-                Profile.UpdateSettings.self,
-                .init(userId: try request.userId, saveOriginalPosts: try body.bool("saveOriginalPosts")))
+                Profile.UpdateSettings.self, .init(userId: try request.userId, saveOriginalPosts: body.saveOriginalPosts))
             return try .json(SettingsShape(settings: settings))
         }
-        routes.add("GET", "/v1/me/profile/edit") { request in
+        routes.add(.get, "/v1/me/profile/edit") { request in
             try .json(try await profile.call(Profile.EditForm.self, .init(userId: try request.userId)))
         }
-        routes.add("PATCH", "/v1/me/profile", json: true) { try await update($0) }
+        routes.add(.patch, "/v1/me/profile", body: .json) { try await update($0) }
     }
 
     /// `PATCH /v1/me/profile` with any of `{name, username, bio, profilePhotoURL, email, phone,
     /// gender, birthDate}` → `Me`. `null` clears `profilePhotoURL`, `phone`, `gender`, `birthDate`.
     func update(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(Self.clearable.union(["name", "username", "bio", "email"]))
-        for key in ["name", "username", "bio", "email"] where body.isNull(key) {
-            throw Problem.invalidField(key, "must be a string (it cannot be cleared)")
-        }
+        let body = try request.decode(ProfileChangeBody.self)
         var change = Profile.UpdateMe.Request(userId: try request.userId)
-        change.name = try body.optionalString("name")
-        change.username = try body.optionalString("username")
-        change.bio = try body.optionalString("bio")
-        change.email = try body.optionalString("email")
-        change.profilePhotoURL = try body.optionalString("profilePhotoURL")
-        change.phone = try body.optionalString("phone")
-        change.gender = try body.optionalString("gender")
-        change.birthDate = try body.optionalString("birthDate")
-        change.clear = Self.clearable.sorted().filter { body.isNull($0) }
+        change.name = body.name
+        change.username = body.username
+        change.bio = body.bio
+        change.email = body.email
+        change.profilePhotoURL = body.profilePhotoURL
+        change.phone = body.phone
+        change.gender = body.gender
+        change.birthDate = body.birthDate
+        change.clear = body.clear
         return try .json(try await profile.call(Profile.UpdateMe.self, change))
+    }
+
+    /// `PATCH /v1/settings`'s body.
+    struct SettingsBody: Decodable {
+        var saveOriginalPosts: Bool
+    }
+
+    /// `PATCH /v1/me/profile`'s body: the members given change, `null` clears one of
+    /// `clearable` and is refused for the others (they cannot be cleared).
+    struct ProfileChangeBody: Decodable {
+        var name: String?
+        var username: String?
+        var bio: String?
+        var email: String?
+        var profilePhotoURL: String?
+        var phone: String?
+        var gender: String?
+        var birthDate: String?
+        /// The members given as `null`, each one of `clearable`, in the order of their names.
+        var clear: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case name, username, bio, email, profilePhotoURL, phone, gender, birthDate
+        }
+
+        /// - Throws: 400 `unknown_field`; 400 `invalid_field` for `null` given to a member that
+        ///   cannot be cleared (before any other member is read), or a member that is not a string.
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            for key in [CodingKeys.name, .username, .bio, .email] where c.contains(key) {
+                if try c.decodeNil(forKey: key) {
+                    throw Problem.invalidField(key.stringValue, "must be a string (it cannot be cleared)")
+                }
+            }
+            name = try c.decodeIfPresent(String.self, forKey: .name)
+            username = try c.decodeIfPresent(String.self, forKey: .username)
+            bio = try c.decodeIfPresent(String.self, forKey: .bio)
+            email = try c.decodeIfPresent(String.self, forKey: .email)
+            profilePhotoURL = try c.decodeIfPresent(String.self, forKey: .profilePhotoURL)
+            phone = try c.decodeIfPresent(String.self, forKey: .phone)
+            gender = try c.decodeIfPresent(String.self, forKey: .gender)
+            birthDate = try c.decodeIfPresent(String.self, forKey: .birthDate)
+            clear = try SettingsController.clearable.sorted().filter { name in
+                guard let key = CodingKeys(stringValue: name), c.contains(key) else { return false }
+                return try c.decodeNil(forKey: key)
+            }
+        }
     }
 }

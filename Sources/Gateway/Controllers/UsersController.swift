@@ -4,23 +4,23 @@ import Wire
 /// The profile screen: header, grid and tagged tabs, follow lists, follow and unfollow
 /// (ProfileService and NotificationService).
 struct UsersController: Controller {
-    let profile: Backend
-    let notification: Backend
+    let profile: any ServiceBackend
+    let notification: any ServiceBackend
     let users: UserLookup
 
     func register(_ routes: inout RouteCollection) {
-        routes.add("GET", "/v1/users/{username}") { try await header($0) }
-        routes.add("GET", "/v1/users/{username}/posts") { try await posts($0, tagged: false) }
-        routes.add("GET", "/v1/users/{username}/tagged") { try await posts($0, tagged: true) }
-        routes.add("PUT", "/v1/users/{username}/follow", json: true) { try await follow($0) }
-        routes.add("DELETE", "/v1/users/{username}/follow") { request in
+        routes.add(.get, "/v1/users/{username}") { try await header($0) }
+        routes.add(.get, "/v1/users/{username}/posts") { try await posts($0, tagged: false) }
+        routes.add(.get, "/v1/users/{username}/tagged") { try await posts($0, tagged: true) }
+        routes.add(.put, "/v1/users/{username}/follow", body: .json) { try await follow($0) }
+        routes.add(.delete, "/v1/users/{username}/follow") { request in
             let result = try await notification.call(
                 Notifications.Unfollow.self,
                 .init(followerId: try request.userId, username: try request.parameters.require("username")))
             return try .json(FollowStateShape(followState: result.followState))
         }
-        routes.add("GET", "/v1/users/{username}/followers") { try await edges($0, following: false) }
-        routes.add("GET", "/v1/users/{username}/following") { try await edges($0, following: true) }
+        routes.add(.get, "/v1/users/{username}/followers") { try await edges($0, following: false) }
+        routes.add(.get, "/v1/users/{username}/following") { try await edges($0, following: true) }
     }
 
     /// `GET /v1/users/{username}` → `{user, counts, followState}`: both services asked at once.
@@ -55,14 +55,13 @@ struct UsersController: Controller {
 
     /// `PUT /v1/users/{username}/follow` `{notifyPosts?}` → `{followState, notifyPosts}`.
     func follow(_ request: Request) async throws -> HTTPResponse {
-        let body = try request.body()
-        try body.allowOnly(["notifyPosts"])
+        let body = try request.decode(FollowBody.self)
         return try .json(
             try await notification.call(
                 Notifications.Follow.self,
                 .init(
                     followerId: try request.userId, username: try request.parameters.require("username"),
-                    notifyPosts: try body.optionalBool("notifyPosts"))))
+                    notifyPosts: body.notifyPosts)))
     }
 
     /// `GET /v1/users/{username}/followers` and `/following` → page of `{user, followState}`.
@@ -78,5 +77,11 @@ struct UsersController: Controller {
                 items: edges.items.compactMap { e in found[e.userId].map { UserEntryShape(user: $0, followState: e.followState) }
                 },
                 nextCursor: edges.nextCursor))
+    }
+
+    /// `PUT /v1/users/{username}/follow`'s body: `notifyPosts` turns post notifications on or
+    /// off (absent: left as it is, off for a new follow).
+    struct FollowBody: Decodable {
+        var notifyPosts: Bool?
     }
 }

@@ -8,7 +8,7 @@
 /// - an upload (a route allowing more than `maxBodyBytes`) must carry `Authorization: Bearer`
 ///   credentials, else 401: every upload route needs them, and a request without any must not
 ///   take a share of the upload budget;
-/// - an upload with credentials is checked (`HTTPServer.authorizeUpload`, off the loop) and only
+/// - an upload with credentials is checked (`HTTPResponder.authorizeUpload`, off the loop) and only
 ///   then reserves its declared length (or its limit, when chunked) of the `UploadBudget`, so
 ///   made-up tokens never hold the budget; no room is 503 `server_busy` with `Retry-After`;
 /// - an admitted upload must bring at least `minUploadBytesPerSecond` over each rate window, else
@@ -62,14 +62,14 @@ struct AdmissionPolicy: Sendable, Equatable {
         var answer: ServerAnswer {
             switch self {
             case .tooLarge(let limit):
-                return ServerAnswer(status: 413, code: "payload_too_large", detail: "the body is over \(limit) bytes")
+                return ServerAnswer(status: 413, code: .payloadTooLarge, detail: "the body is over \(limit) bytes")
             case .bearerTokenRequired:
-                return ServerAnswer(Problem.unauthorized("unauthorized", "an Authorization: Bearer token is required").response)
+                return ServerAnswer(Problem.unauthorized(.unauthorized, "an Authorization: Bearer token is required"))
             case .uploadBudgetFull:
-                return ServerAnswer(status: 503, code: "server_busy", detail: "too many uploads are in progress; retry shortly")
+                return ServerAnswer(status: 503, code: .serverBusy, detail: "too many uploads are in progress; retry shortly")
             case .uploadTooSlow(let minimum):
                 return ServerAnswer(
-                    status: 408, code: "request_timeout", detail: "the upload is slower than \(minimum) bytes per second")
+                    status: 408, code: .requestTimeout, detail: "the upload is slower than \(minimum) bytes per second")
             }
         }
     }

@@ -18,6 +18,7 @@ extension Connection {
         receivingBody = false
         chunked = nil
         chunkedStarted = false
+        respond = nil
         requestStartedMs = loop?.now
     }
 
@@ -25,7 +26,7 @@ extension Connection {
         target.append(contentsOf: bytes)
         if target.count > limits.maxTargetBytes {
             answer = ServerAnswer(
-                status: 414, code: "uri_too_long", detail: "the request target is over \(limits.maxTargetBytes) bytes")
+                status: 414, code: .uriTooLong, detail: "the request target is over \(limits.maxTargetBytes) bytes")
             return false
         }
         return true
@@ -46,7 +47,7 @@ extension Connection {
     private func countHeaderBytes(_ n: Int) -> Bool {
         headerBytes += n
         if headerBytes > limits.maxHeaderBytes || headers.count >= limits.maxHeaderFields {
-            answer = ServerAnswer(status: 431, code: "header_too_large", detail: "the request's header section is too large")
+            answer = ServerAnswer(status: 431, code: .headerTooLarge, detail: "the request's header section is too large")
             return false
         }
         return true
@@ -87,26 +88,26 @@ extension Connection {
     func headersComplete() -> Bool {
         if inValue || !field.isEmpty { commitHeader() }
         let p = parser.pointee
-        func refuse(_ status: Int, _ code: String, _ detail: String) -> Bool {
+        func refuse(_ status: Int, _ code: ProblemCode, _ detail: String) -> Bool {
             answer = ServerAnswer(status: status, code: code, detail: detail)
             return false
         }
         if p.http_major != 1 {
-            return refuse(505, "http_version_not_supported", "only HTTP/1.0 and HTTP/1.1 are served")
+            return refuse(505, .httpVersionNotSupported, "only HTTP/1.0 and HTTP/1.1 are served")
         }
         for (name, value) in headers {
             // RFC 9112 §5.1: no whitespace between a field name and its colon; §5.2: no
             // obsolete line folding.
             if name.isEmpty || name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 }) {
-                return refuse(400, "bad_request", "whitespace in or after a header field name")
+                return refuse(400, .badRequest, "whitespace in or after a header field name")
             }
             if value.utf8.contains(where: { $0 == 0x0d || $0 == 0x0a || $0 == 0 }) {
-                return refuse(400, "bad_request", "a header field value holds a line break (obsolete folding) or NUL")
+                return refuse(400, .badRequest, "a header field value holds a line break (obsolete folding) or NUL")
             }
         }
         let hosts = headers.filter { $0.name == "host" }.count
         if p.http_minor >= 1 && hosts != 1 {
-            return refuse(400, "bad_request", "an HTTP/1.1 request needs exactly one Host header (RFC 9112 §3.2)")
+            return refuse(400, .badRequest, "an HTTP/1.1 request needs exactly one Host header (RFC 9112 §3.2)")
         }
         // Not lists (RFC 9110 §5.3): which credentials (§11.6.2) or which media type (§8.3) would
         // count is ambiguous.
@@ -114,9 +115,8 @@ extension Connection {
         where headers.filter({ $0.name == name }).count > 1 {
             answer = ServerAnswer(
                 Problem(
-                    status: 400, code: "duplicate_header", detail: "the \(shown) header appears more than once",
-                    errors: [FieldError(field: shown, code: "duplicate_header", message: "may appear only once")]
-                ).response)
+                    status: 400, code: .duplicateHeader, detail: "the \(shown) header appears more than once",
+                    errors: [FieldError(field: shown, code: .duplicateHeader, message: "may appear only once")]))
             return false
         }
         let codings = headers.filter { $0.name == "transfer-encoding" }.map(\.value)
@@ -125,16 +125,16 @@ extension Connection {
                 $0.trimmingOptionalWhitespace().lowercased()
             }
             if list != ["chunked"] {
-                return refuse(501, "unsupported_transfer_coding", "only the chunked transfer coding is implemented")
+                return refuse(501, .unsupportedTransferCoding, "only the chunked transfer coding is implemented")
             }
         }
-        let method = String(cString: http_method_str(http_method(rawValue: p.method)))
-        isHead = method == "HEAD"
+        method = Self.method(http_method(rawValue: p.method))
+        isHead = method == .head
         target = Self.originForm(target)
         let path = String(decoding: target.prefix { $0 != UInt8(ascii: "?") }, as: UTF8.self)
-        let route = loop?.server.route(method, path, HTTPHeaders(fields: headers))
-        bodyLimit = route?.bodyLimit ?? limits.maxBodyBytes
-        routed = route?.routed
+        let route = loop?.server.responder.route(method, path: path, headers: HTTPHeaders(fields: headers))
+        bodyLimit = route?.maxBodyBytes ?? limits.maxBodyBytes
+        respond = route?.respond
         // Whether the body may come in at all: the admission policy decides from the head.
         let admission = loop?.admission ?? AdmissionPolicy(limits)
         let declared = p.flags & UInt32(F_CONTENTLENGTH.rawValue) != 0 ? p.content_length : nil
@@ -155,13 +155,13 @@ extension Connection {
         }
         if let expect = headers.first(where: { $0.name == "expect" })?.value {
             guard expect.lowercased() == "100-continue" else {
-                return refuse(417, "expectation_failed", "only Expect: 100-continue is understood")
+                return refuse(417, .expectationFailed, "only Expect: 100-continue is understood")
             }
             output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)  // written when the parser returns
         }
         keepAlive = http_should_keep_alive(parser) != 0
         http10 = p.http_minor == 0
-        if method == "CONNECT" || headers.contains(where: { $0.name == "upgrade" }) {
+        if method == .connect || headers.contains(where: { $0.name == "upgrade" }) {
             // No tunnel and no other protocol is offered: the request is answered as a plain
             // one, then the connection closes, so what the client sends next (its tunnel's or
             // the new protocol's bytes) is never read as a request.
@@ -194,7 +194,7 @@ extension Connection {
 
     func appendBody(_ bytes: UnsafeRawBufferPointer) -> Bool {
         if body.count + bytes.count > bodyLimit {
-            answer = ServerAnswer(status: 413, code: "payload_too_large", detail: "the body is over \(bodyLimit) bytes")
+            answer = ServerAnswer(status: 413, code: .payloadTooLarge, detail: "the body is over \(bodyLimit) bytes")
             return false
         }
         body.append(contentsOf: bytes)
@@ -202,9 +202,24 @@ extension Connection {
         return true
     }
 
-    /// The request received, moved out of the connection.
-    func takeRequest() -> HTTPRequest {
-        let method = String(cString: http_method_str(http_method(rawValue: parser.pointee.method)))
+    /// The method http-parser read (it knows the standard ones by number; any other it knows
+    /// by name).
+    static func method(_ parsed: http_method) -> HTTPMethod {
+        switch parsed {
+        case HTTP_GET: .get
+        case HTTP_HEAD: .head
+        case HTTP_POST: .post
+        case HTTP_PUT: .put
+        case HTTP_PATCH: .patch
+        case HTTP_DELETE: .delete
+        case HTTP_OPTIONS: .options
+        case HTTP_CONNECT: .connect
+        default: .other(String(cString: http_method_str(parsed)))
+        }
+    }
+
+    /// The request received and what answers it (its route's handler), moved out of the connection.
+    func takeRequest() -> (HTTPRequest, respond: (@Sendable (HTTPRequest) async -> HTTPResponse)?) {
         let targetText = String(decoding: target, as: UTF8.self)
         let path: String
         var query: String?
@@ -216,11 +231,12 @@ extension Connection {
         }
         let request = HTTPRequest(
             method: method, path: path, rawQuery: query, headers: HTTPHeaders(fields: headers), body: body,
-            peerAddress: peer, routed: routed)
-        routed = nil
+            peerAddress: peer)
+        let respond = self.respond
+        self.respond = nil
         target = []
         headers = []
         body = []
-        return request
+        return (request, respond)
     }
 }

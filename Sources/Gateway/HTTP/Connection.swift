@@ -95,8 +95,11 @@ final class Connection {
     var headerBytes = 0
     var body: [UInt8] = []
     var bodyLimit = 0
-    /// What the server's route lookup made of this request's head (`HTTPRequest.routed`).
-    var routed: (any Sendable)?
+    /// The request's method (set once its head is in).
+    var method = HTTPMethod.get
+    /// What answers the request, from its route (`HTTPResponder.route`, matched once, when the
+    /// head arrived); nil until then.
+    var respond: (@Sendable (HTTPRequest) async -> HTTPResponse)?
     var isHead = false
     /// Scanning the header section for line folding (see `headHasFolding`).
     var scanningHead = true

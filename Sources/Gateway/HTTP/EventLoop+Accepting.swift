@@ -60,11 +60,11 @@ extension EventLoop {
     func refuse(_ fd: Int32) {
         let bytes = serialize(
             ServerAnswer(
-                status: 503, code: "server_busy", detail: "the gateway has no room for another connection; retry shortly"
+                status: 503, code: .serverBusy, detail: "the gateway has no room for another connection; retry shortly"
             ).response, head: false, keepAlive: false)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
         close(fd)
-        server.onServerAnswer(503)
+        server.responder.serverAnswered(status: 503)
     }
 
     static func address(_ storage: sockaddr_storage) -> String {

@@ -12,12 +12,14 @@ extension EventLoop {
         let server = self.server
         let id = c.id
         let headers = HTTPHeaders(fields: c.headers)
-        Task(executorPreference: server.executor) { server.post(.authorized(id, await server.authorizeUpload(headers))) }
+        Task(executorPreference: server.executor) {
+            server.post(.authorized(id, await server.responder.authorizeUpload(headers)))
+        }
     }
 
     /// An upload's credentials were checked: refuse it, or take its share of the budget and
     /// read its body.
-    func authorized(_ c: Connection, refusal: HTTPResponse?) {
+    func authorized(_ c: Connection, refusal: Problem?) {
         guard let declared = c.authorizingBytes else { return }
         c.authorizingBytes = nil
         // Only a 100 Continue can be waiting here, and a refused upload must not get it.

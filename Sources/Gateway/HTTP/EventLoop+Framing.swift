@@ -12,7 +12,7 @@ extension EventLoop {
             return
         }
         if c.scanningHead, c.headHasFolding(bytes) {
-            reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "obsolete line folding in a header (RFC 9112 §5.2)"))
+            reject(c, ServerAnswer(status: 400, code: .badRequest, detail: "obsolete line folding in a header (RFC 9112 §5.2)"))
             return
         }
         c.parser.pointee.data = Unmanaged.passUnretained(c).toOpaque()
@@ -33,7 +33,7 @@ extension EventLoop {
             // A chunked request's head is in (http-parser stopped at the LF that ends it): its
             // body is decoded here, strictly, never by http-parser.
             guard parsed < bytes.count, bytes[parsed] == 0x0a else {
-                reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "the header section does not end with CRLF"))
+                reject(c, ServerAnswer(status: 400, code: .badRequest, detail: "the header section does not end with CRLF"))
                 return
             }
             c.chunkedStarted = true
@@ -43,7 +43,7 @@ extension EventLoop {
             if parsed < bytes.count { c.input = Array(bytes[parsed...]) }
         } else if error != HPE_OK {
             if error == HPE_INVALID_METHOD, let (method, path) = Self.requestLine(bytes),
-                let given = server.unknownMethod(method, path)
+                let given = server.responder.unknownMethod(method, path: path)
             {
                 reject(c, ServerAnswer(given))
             } else {
@@ -72,11 +72,11 @@ extension EventLoop {
             http_parser_init(c.parser, HTTP_REQUEST)
             if consumed < bytes.count { c.input = Array(bytes[consumed...]) }
         case .invalid(let why):
-            reject(c, ServerAnswer(status: 400, code: "bad_request", detail: "\(why) (RFC 9112 §7.1)"))
+            reject(c, ServerAnswer(status: 400, code: .badRequest, detail: "\(why) (RFC 9112 §7.1)"))
         case .tooLarge:
-            reject(c, ServerAnswer(status: 413, code: "payload_too_large", detail: "the body is over \(c.bodyLimit) bytes"))
+            reject(c, ServerAnswer(status: 413, code: .payloadTooLarge, detail: "the body is over \(c.bodyLimit) bytes"))
         case .refused:
-            reject(c, c.answer ?? ServerAnswer(status: 400, code: "bad_request", detail: "the body was refused"))
+            reject(c, c.answer ?? ServerAnswer(status: 400, code: .badRequest, detail: "the body was refused"))
             c.answer = nil
         }
     }
@@ -85,28 +85,28 @@ extension EventLoop {
     static func answer(for error: http_errno, start: UnsafeRawBufferPointer) -> ServerAnswer {
         switch error {
         case HPE_HEADER_OVERFLOW:
-            return ServerAnswer(status: 431, code: "header_too_large", detail: "the request's header section is too large")
+            return ServerAnswer(status: 431, code: .headerTooLarge, detail: "the request's header section is too large")
         case HPE_INVALID_TRANSFER_ENCODING:
             return ServerAnswer(
-                status: 501, code: "unsupported_transfer_coding", detail: "only the chunked transfer coding is implemented")
+                status: 501, code: .unsupportedTransferCoding, detail: "only the chunked transfer coding is implemented")
         case HPE_UNEXPECTED_CONTENT_LENGTH:
             return ServerAnswer(
-                status: 400, code: "ambiguous_length",
+                status: 400, code: .ambiguousLength,
                 detail: "Content-Length together with Transfer-Encoding, or more than one Content-Length (RFC 9112 §6.3)")
         case HPE_INVALID_CONTENT_LENGTH:
-            return ServerAnswer(status: 400, code: "bad_request", detail: "Content-Length is not a number")
+            return ServerAnswer(status: 400, code: .badRequest, detail: "Content-Length is not a number")
         case HPE_INVALID_CHUNK_SIZE:
-            return ServerAnswer(status: 400, code: "bad_request", detail: "the chunk size is not a hex number (RFC 9112 §7.1)")
+            return ServerAnswer(status: 400, code: .badRequest, detail: "the chunk size is not a hex number (RFC 9112 §7.1)")
         case HPE_INVALID_METHOD:
             if requestLine(start) != nil {
-                return ServerAnswer(status: 501, code: "method_not_implemented", detail: "the method is not implemented")
+                return ServerAnswer(status: 501, code: .methodNotImplemented, detail: "the method is not implemented")
             }
-            return ServerAnswer(status: 400, code: "bad_request", detail: "the request line is malformed")
+            return ServerAnswer(status: 400, code: .badRequest, detail: "the request line is malformed")
         case HPE_INVALID_VERSION:
-            return ServerAnswer(status: 505, code: "http_version_not_supported", detail: "only HTTP/1.0 and HTTP/1.1 are served")
+            return ServerAnswer(status: 505, code: .httpVersionNotSupported, detail: "only HTTP/1.0 and HTTP/1.1 are served")
         default:
             return ServerAnswer(
-                status: 400, code: "bad_request",
+                status: 400, code: .badRequest,
                 detail: "the request is malformed: \(String(cString: http_errno_description(error)))")
         }
     }

@@ -24,7 +24,7 @@ extension EventLoop {
                 // Nothing of the answer is sent yet: it becomes a 503, never a short 200.
                 c.pendingHead = nil
                 releaseHeld(c)
-                server.onServerAnswer(503)
+                server.responder.serverAnswered(status: 503)
                 respond(c, Problem.serviceUnavailable("the body could not be read; retry shortly").response)
             } else {
                 closeNow(c)  // the client went away, or the body cannot be finished

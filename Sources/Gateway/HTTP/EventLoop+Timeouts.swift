@@ -91,7 +91,7 @@ extension EventLoop {
             if !c.receivedAny, t - c.lastActivityMs > Int64(configuration.firstByteTimeoutSeconds) * 1000 {
                 closeNow(c)  // not a byte since it connected
             } else if let started = c.requestStartedMs, c.receivingBody ? t - c.lastActivityMs > limit : t - started > limit {
-                reject(c, ServerAnswer(status: 408, code: "request_timeout", detail: "the request did not arrive in time"))
+                reject(c, ServerAnswer(status: 408, code: .requestTimeout, detail: "the request did not arrive in time"))
             } else if c.requestStartedMs == nil
                 && (t - c.lastActivityMs > Int64(configuration.idleTimeoutSeconds) * 1000 || stopDeadline != nil)
             {
@@ -114,7 +114,7 @@ extension EventLoop {
         case .processing:
             if let deadline = stopDeadline, t >= deadline {
                 c.keepAlive = false
-                respond(c, ServerAnswer(status: 503, code: "service_unavailable", detail: "the gateway is stopping").response)
+                respond(c, ServerAnswer(status: 503, code: .serviceUnavailable, detail: "the gateway is stopping").response)
             }
         case .streaming:
             checkStream(c, at: t)

@@ -22,11 +22,11 @@ extension EventLoop {
             // The head waits for the first chunk: if the budget has no room for it, or it cannot
             // be read, the answer is still free to be a 503.
             guard tryHold(c, min(source.length, source.chunkLimit)) else {
-                server.onServerAnswer(503)
+                server.responder.serverAnswered(status: 503)
                 respond(
                     c,
                     Problem(
-                        status: 503, code: "server_busy", detail: "the gateway is sending too many responses; retry shortly",
+                        status: 503, code: .serverBusy, detail: "the gateway is sending too many responses; retry shortly",
                         retryAfter: 1
                     ).response)
                 return
@@ -59,7 +59,7 @@ extension EventLoop {
 
     /// Refuses the request the connection is on: answer, then close without reading further.
     func reject(_ c: Connection, _ answer: ServerAnswer) {
-        server.onServerAnswer(answer.status)
+        server.responder.serverAnswered(status: answer.status)
         // An upload refused before its handler gives its share of the budget back now, not when
         // the lingering close ends.
         server.releaseLargeBody(c.reservedBodyBytes, peer: c.peer)

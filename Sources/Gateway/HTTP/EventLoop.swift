@@ -252,14 +252,16 @@ final class EventLoop: @unchecked Sendable {
     func dispatch(_ c: Connection) {
         c.phase = .processing
         c.requestStartedMs = nil
-        let request = c.takeRequest()
+        let (request, respond) = c.takeRequest()
         let id = c.id
         let server = self.server
         let reserved = c.reservedBodyBytes
         let peer = c.peer
         c.reservedBodyBytes = 0
         Task(executorPreference: server.executor) {
-            let response = await server.handler(request)
+            // Routed when the head arrived (`HTTPResponder.route`); a connection always has its
+            // route by now, as the loop dispatches only requests whose head it parsed.
+            let response = await respond?(request) ?? Problem.internalError().response
             server.releaseLargeBody(reserved, peer: peer)  // the body went with the request
             server.post(.respond(id, response))
         }

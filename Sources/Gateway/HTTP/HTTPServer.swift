@@ -1,7 +1,7 @@
-// HTTPServer: the server's configuration, what the gateway gives it (the handler, body limits,
-// the upload check), its start and stop, the mailbox other threads talk to its loop through, and
-// the counters it keeps (connections, response bytes, the upload budget). The loop itself is
-// `EventLoop` (EventLoop.swift and its extensions), one `Connection` per client.
+// HTTPServer: the server's configuration, what it serves (an `HTTPResponder`: routes with their
+// body limits and handlers, the upload check), its start and stop, the mailbox other threads talk
+// to its loop through, and the counters it keeps (connections, response bytes, the upload budget).
+// The loop itself is `EventLoop` (EventLoop.swift and its extensions), one `Connection` per client.
 
 import CHTTPParser
 import Foundation
@@ -66,7 +66,7 @@ final class HTTPServer: Service {
         var maxTargetBytes = 8 * 1024
         /// Most header fields in one request (else 431).
         var maxHeaderFields = 100
-        /// Largest body, in bytes, unless `bodyLimit` says otherwise for a route (else 413):
+        /// Largest body, in bytes, unless the request's route says otherwise (else 413):
         /// API.md's 1 MiB.
         var maxBodyBytes = 1 << 20
         /// Bytes all bodies larger than `maxBodyBytes` (uploads) may hold at once, counted from
@@ -102,26 +102,14 @@ final class HTTPServer: Service {
 
     let configuration: Configuration
     let logger: Logger
-    let handler: @Sendable (HTTPRequest) async -> HTTPResponse
-    /// The body limit of a request (method, raw path, its headers), or nil for the default.
-    let bodyLimit: @Sendable (String, String, HTTPHeaders) -> Int?
-    /// The route of a request head (method, raw path, headers): its body limit (nil for the
-    /// default) and what the handler gets as `HTTPRequest.routed`, so the route is matched once.
-    let route: @Sendable (String, String, HTTPHeaders) -> (bodyLimit: Int?, routed: (any Sendable)?)
-    /// Told when the server answered by itself (status), for metrics.
-    let onServerAnswer: @Sendable (Int) -> Void
-    /// The answer to a well-formed request line whose method http-parser does not know (the
-    /// method and the raw path): the router's 405 with `Allow` or 404 (default: 501).
-    let unknownMethod: @Sendable (String, String) -> HTTPResponse?
-    /// Checks an upload's credentials (its headers) before any of the upload budget is taken;
-    /// nil lets it go on, a response (401, or 503 when the check cannot be made) refuses it.
-    /// Reading from the connection is paused meanwhile.
-    let authorizeUpload: @Sendable (HTTPHeaders) async -> HTTPResponse?
+    /// Routes each request from its head, answers what cannot be routed, checks uploads'
+    /// credentials (see `HTTPResponder`).
+    let responder: any HTTPResponder
 
     enum Message: Sendable {
         case respond(UInt64, HTTPResponse)
-        /// The outcome of `authorizeUpload` for a connection's upload (nil: go on).
-        case authorized(UInt64, HTTPResponse?)
+        /// The outcome of `HTTPResponder.authorizeUpload` for a connection's upload (nil: go on).
+        case authorized(UInt64, Problem?)
         case streamReady(UInt64)
         /// The next chunk of a `BodySource` body (nil: it failed).
         case chunk(UInt64, [UInt8]?)
@@ -143,28 +131,29 @@ final class HTTPServer: Service {
     private let done = Locked<(finished: Bool, waiter: CheckedContinuation<Void, Never>?)>((false, nil))
     private let loopBox = Locked<EventLoop?>(nil)
 
+    /// - Parameters:
+    ///   - responder: what the server serves.
+    ///   - loop: the executor the handlers run on and the wakeup of the loop's thread, when they
+    ///     are shared with RPC clients the loop drives (`drive(_:)`); nil: the server's own.
     init(
-        configuration: Configuration, logger: Logger,
-        bodyLimit: @escaping @Sendable (String, String, HTTPHeaders) -> Int? = { _, _, _ in nil },
-        onServerAnswer: @escaping @Sendable (Int) -> Void = { _ in },
-        unknownMethod: @escaping @Sendable (String, String) -> HTTPResponse? = { _, _ in nil },
-        authorizeUpload: @escaping @Sendable (HTTPHeaders) async -> HTTPResponse? = { _ in nil },
-        loop: (executor: LoopExecutor, wakeup: Wakeup)? = nil,
-        route: (@Sendable (String, String, HTTPHeaders) -> (bodyLimit: Int?, routed: (any Sendable)?))? = nil,
-        handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+        configuration: Configuration, logger: Logger, responder: some HTTPResponder,
+        loop: (executor: LoopExecutor, wakeup: Wakeup)? = nil
     ) {
         self.configuration = configuration
         self.largeBodies = Mutex(UploadBudget(configuration))
         self.logger = logger
-        self.bodyLimit = bodyLimit
-        self.route = route ?? { method, path, headers in (bodyLimit(method, path, headers), nil) }
-        self.onServerAnswer = onServerAnswer
-        self.unknownMethod = unknownMethod
-        self.authorizeUpload = authorizeUpload
-        self.handler = handler
+        self.responder = responder
         let wake = loop?.wakeup ?? Wakeup()
         self.wake = wake
         self.executor = loop?.executor ?? LoopExecutor(wakeup: wake)
+    }
+
+    /// A server that hands every request to `handler`, with the default body limit (no routing).
+    convenience init(
+        configuration: Configuration, logger: Logger, loop: (executor: LoopExecutor, wakeup: Wakeup)? = nil,
+        handler: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+    ) {
+        self.init(configuration: configuration, logger: logger, responder: HandlerResponder(handler: handler), loop: loop)
     }
 
     /// Has the loop drive these clients' sockets (clients made with `drivenBy:` this server's
@@ -296,10 +285,4 @@ final class HTTPServer: Service {
         }
         return (fd, Int(UInt16(bigEndian: actual.sin_port)))
     }
-}
-
-/// A server start failure.
-struct ServerError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }

@@ -6,7 +6,7 @@ import Wire
 /// `{field, code, message}` for validation failures.
 struct Problem: Error, Sendable {
     var status: Int
-    var code: String
+    var code: ProblemCode
     var detail: String
     var errors: [FieldError]?
     /// Seconds for `Retry-After` (RFC 9110 §10.2.3; 429, 503).
@@ -15,7 +15,7 @@ struct Problem: Error, Sendable {
     var extraHeaders: [(String, String)] = []
 
     /// The `type` URI: a stable name per code (RFC 9457 §3.1.1).
-    var type: String { "https://docs.insta.example/problems/\(code.replacingOccurrences(of: "_", with: "-"))" }
+    var type: String { "https://docs.insta.example/problems/\(code.wire.replacingOccurrences(of: "_", with: "-"))" }
 
     private struct Body: Encodable {
         var type: String
@@ -38,7 +38,8 @@ struct Problem: Error, Sendable {
     }
 
     var response: HTTPResponse {
-        let body = Body(type: type, title: HTTPStatus.reason(status), status: status, detail: detail, code: code, errors: errors)
+        let body = Body(
+            type: type, title: HTTPStatus.reason(status), status: status, detail: detail, code: code.wire, errors: errors)
         var headers = [("Content-Type", "application/problem+json")]
         if let retryAfter { headers.append(("Retry-After", "\(retryAfter)")) }
         headers += extraHeaders
@@ -49,24 +50,25 @@ struct Problem: Error, Sendable {
     /// errors (a message the service does not know, a deadline passed, a service stopping) are
     /// the gateway's problem, not the client's: 502, 504 and 503.
     init(_ error: ServiceError) {
+        let serviceCode = error.errorCode
         self.status = (400...599).contains(error.status) ? error.status : 500
-        self.code = error.code
+        self.code = ProblemCode(serviceCode)
         self.detail = error.message
         self.errors = error.fields
         self.retryAfter = error.retryAfter ?? (error.status == 429 || error.status == 503 ? 1 : nil)
-        switch error.errorCode {
+        switch serviceCode {
         case .unknownType, .malformedBody, .malformedEnvelope, .unsupportedVersion:
-            (status, code, errors) = (502, "bad_gateway", nil)
+            (status, code, errors) = (502, .badGateway, nil)
         case .deadlineExceeded:
-            (status, code) = (504, ServiceErrorCode.serviceTimeout.wire)
+            (status, code) = (504, .serviceTimeout)
         case .shuttingDown:
-            (status, code, retryAfter) = (503, ServiceErrorCode.serviceUnavailable.wire, 1)
+            (status, code, retryAfter) = (503, .serviceUnavailable, 1)
         default:
             break
         }
     }
 
-    init(status: Int, code: String, detail: String, errors: [FieldError]? = nil, retryAfter: Int? = nil) {
+    init(status: Int, code: ProblemCode, detail: String, errors: [FieldError]? = nil, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.detail = detail
@@ -75,38 +77,42 @@ struct Problem: Error, Sendable {
     }
 
     /// 400 `invalid_field` naming `field` (the field's own `code` in `errors`).
-    static func invalidField(_ field: String, _ message: String, code: String = "invalid_field") -> Problem {
-        Problem(
-            status: 400, code: "invalid_field", detail: "\(field): \(message)",
-            errors: [FieldError(field: field, code: code, message: message)])
+    static func invalidField(_ field: String, _ message: String, code: ProblemCode = .invalidField) -> Problem {
+        invalidField(FieldError(field: field, code: code, message: message))
+    }
+    /// 400 `invalid_field` with one field error (its field, code and message).
+    static func invalidField(_ error: FieldError) -> Problem {
+        Problem(status: 400, code: .invalidField, detail: "\(error.field): \(error.message)", errors: [error])
     }
     /// 400 `unknown_field`: the member's name is quoted visibly and, like `errors[].field`, cut
     /// after 64 characters (`String.visibleForMessage`), so a huge name is not echoed back whole.
     static func unknownField(_ field: String) -> Problem {
         Problem(
-            status: 400, code: "unknown_field", detail: "unknown field `\(field.visibleForMessage())`",
+            status: 400, code: .unknownField, detail: "unknown field `\(field.visibleForMessage())`",
             errors: [
-                FieldError(field: field.cutForField(), code: "unknown_field", message: "is not a field of this request")
+                FieldError(field: field.cutForField(), code: .unknownField, message: "is not a field of this request")
             ])
     }
     static func malformedJSON(_ detail: String, field: String? = nil) -> Problem {
         Problem(
-            status: 400, code: "malformed_json", detail: detail,
-            errors: field.map { [FieldError(field: $0, code: "malformed_json", message: detail)] })
+            status: 400, code: .malformedJSON, detail: detail,
+            errors: field.map { [FieldError(field: $0, code: .malformedJSON, message: detail)] })
     }
     static func unsupportedMediaType(_ detail: String) -> Problem {
-        Problem(status: 415, code: "unsupported_media_type", detail: detail)
+        Problem(status: 415, code: .unsupportedMediaType, detail: detail)
     }
-    static func unauthorized(_ code: String, _ detail: String) -> Problem {
+    /// 401 with `WWW-Authenticate: Bearer`: `unauthorized` (no usable credentials) or
+    /// `invalid_token`.
+    static func unauthorized(_ code: ProblemCode, _ detail: String) -> Problem {
         var p = Problem(status: 401, code: code, detail: detail)
         p.extraHeaders.append(("WWW-Authenticate", "Bearer"))  // RFC 6750 §3
         return p
     }
-    static func notFound(_ detail: String) -> Problem { Problem(status: 404, code: "not_found", detail: detail) }
+    static func notFound(_ detail: String) -> Problem { Problem(status: 404, code: .notFound, detail: detail) }
     static func serviceUnavailable(_ detail: String) -> Problem {
-        Problem(status: 503, code: "service_unavailable", detail: detail, retryAfter: 1)
+        Problem(status: 503, code: .serviceUnavailable, detail: detail, retryAfter: 1)
     }
     static func internalError() -> Problem {
-        Problem(status: 500, code: "internal_error", detail: "an unexpected error occurred")
+        Problem(status: 500, code: .internalError, detail: "an unexpected error occurred")
     }
 }

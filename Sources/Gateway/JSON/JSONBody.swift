@@ -1,8 +1,8 @@
 import Wire
 
-/// A request body parsed as a JSON object, with typed accessors that name the offending member
-/// in every error: the gateway's syntax check (shape, types, ranges of the envelope); what a
-/// value means is checked by the service that owns it.
+/// A request body parsed as a JSON object (its `Content-Type` checked), decoded into the route's
+/// `Decodable` body type by the strict decoder: the gateway's syntax check (shape, types, ranges
+/// of the envelope); what a value means is checked by the service that owns it.
 struct JSONBody: Sendable {
     let object: JSONObject
 
@@ -61,76 +61,8 @@ struct JSONBody: Sendable {
         self.object = object
     }
 
-    /// Refuses any member not in `allowed` (400 `unknown_field`, naming the first).
-    func allowOnly(_ allowed: Set<String>) throws {
-        if let unknown = object.members.first(where: { !allowed.contains($0.name) }) {
-            throw Problem.unknownField(unknown.name)
-        }
-    }
-
-    func has(_ key: String) -> Bool { object[key] != nil }
-
-    /// Whether the member is present with JSON `null`.
-    func isNull(_ key: String) -> Bool { object[key] == .null }
-
-    private func wrongType(_ key: String, _ expected: String) -> Problem {
-        Problem.invalidField(key, "must be \(expected)")
-    }
-
-    /// A required string. - Throws: 400 naming `key`.
-    func string(_ key: String) throws -> String {
-        guard let value = object[key] else { throw Problem.invalidField(key, "is required", code: "required") }
-        guard case .string(let s) = value else { throw wrongType(key, "a string") }
-        return s
-    }
-
-    /// An optional string (absent or null → nil). - Throws: 400 naming `key`.
-    func optionalString(_ key: String) throws -> String? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .string(let s)?: return s
-        default: throw wrongType(key, "a string")
-        }
-    }
-
-    /// An optional boolean (absent or null → nil). - Throws: 400 naming `key`.
-    func optionalBool(_ key: String) throws -> Bool? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .bool(let b)?: return b
-        default: throw wrongType(key, "true or false")
-        }
-    }
-
-    /// A required boolean. - Throws: 400 naming `key`.
-    func bool(_ key: String) throws -> Bool {
-        guard object[key] != nil, object[key] != .null else {
-            throw Problem.invalidField(key, "is required", code: "required")
-        }
-        return try optionalBool(key)!
-    }
-
-    /// A required integer in `range`: the same answer for a fraction, an exponent or a number
-    /// of any size outside the range. - Throws: 400 `invalid_field` naming `key`.
-    func int(_ key: String, in range: ClosedRange<Int64>) throws -> Int64 {
-        guard let value = object[key], value != .null else { throw Problem.invalidField(key, "is required", code: "required") }
-        let message = "must be an integer from \(range.lowerBound) to \(range.upperBound)"
-        guard case .number(let text) = value, let n = Int64(text), range.contains(n) else {
-            throw Problem.invalidField(key, message)
-        }
-        return n
-    }
-
-    /// An optional array of strings (absent or null → nil). - Throws: 400 naming `key`.
-    func optionalStrings(_ key: String) throws -> [String]? {
-        switch object[key] {
-        case nil, .null?: return nil
-        case .array(let items)?:
-            return try items.map {
-                guard case .string(let s) = $0 else { throw wrongType(key, "an array of strings") }
-                return s
-            }
-        default: throw wrongType(key, "an array of strings")
-        }
-    }
+    /// The body decoded as `T`, strictly (`RequestBodyDecoder`): a member `T` does not name is
+    /// refused, and every error names its member.
+    /// - Throws: `Problem` 400 `unknown_field` or `invalid_field`, or what `T` throws.
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try RequestBodyDecoder.decode(type, from: object) }
 }

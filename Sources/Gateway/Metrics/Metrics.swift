@@ -19,8 +19,14 @@ import Support
 final class Metrics: Sendable {
     /// Histogram upper bounds in seconds.
     static let buckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
-    /// Methods counted by name (RFC 9110 §9); anything else is `other`.
-    static let methods: Set<String> = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    /// The label of a method: the standard ones a route can serve (RFC 9110 §9) by name,
+    /// anything else (`CONNECT`, `PROPFIND`, ...) `other`.
+    static func label(_ method: HTTPMethod) -> String {
+        switch method {
+        case .get, .head, .post, .put, .patch, .delete, .options: method.token
+        case .connect, .other: "other"
+        }
+    }
 
     struct Histogram {
         var counts = [Int](repeating: 0, count: Metrics.buckets.count)
@@ -61,12 +67,18 @@ final class Metrics: Sendable {
     init(gauges: @escaping @Sendable () -> Gauges) { self.gauges = gauges }
 
     /// Counts a request. `route` is a template or `unmatched`; an unknown method counts as `other`.
-    func recordRequest(route: String, method: String, status: Int, seconds: Double) {
-        let method = Self.methods.contains(method) ? method : "other"
+    func recordRequest(route: String, method: HTTPMethod, status: Int, seconds: Double) {
+        let method = Self.label(method)
         state.withLock { s in
             s.requests[[route, method, "\(status)"], default: 0] += 1
             s.requestDurations[route, default: Histogram()].observe(seconds)
         }
+    }
+
+    /// Counts an answer the HTTP server wrote by itself (route `unmatched`, method `other`, no
+    /// duration).
+    func recordServerAnswer(status: Int) {
+        recordRequest(route: "unmatched", method: .other(""), status: status, seconds: 0)
     }
 
     func recordCall(service: String, type: String, outcome: String, seconds: Double) {

@@ -19,13 +19,13 @@ extension Request {
         guard values.count == 1 else {
             // Not a list: which key would count is ambiguous (as for Authorization).
             throw Problem(
-                status: 400, code: "duplicate_header", detail: "\(name) appears more than once",
-                errors: [FieldError(field: name, code: "duplicate_header", message: "may appear only once")])
+                status: 400, code: .duplicateHeader, detail: "\(name) appears more than once",
+                errors: [FieldError(field: name, code: .duplicateHeader, message: "may appear only once")])
         }
         // As sent (spaces and quotes included, as the OpenAPI schema counts), then without the
         // spaces around it (RFC 9110 §5.5); a tab stays and is refused as not printable.
         if raw.utf8.count > IdempotencyKey.maxLength {
-            throw Problem.invalidField(name, "must be at most \(IdempotencyKey.maxLength) characters", code: "too_long")
+            throw Problem.invalidField(name, "must be at most \(IdempotencyKey.maxLength) characters", code: .tooLong)
         }
         let value = raw.trimmingCharacters(in: [" "])
         let key: String
@@ -37,9 +37,7 @@ extension Request {
         } else {
             key = value
         }
-        if let error = IdempotencyKey.problem(key) {
-            throw Problem.invalidField(name, error.message, code: error.code)
-        }
+        if let error = IdempotencyKey.problem(key) { throw Problem.invalidField(error) }
         return key
     }
 

@@ -9,30 +9,50 @@ struct Router: Sendable {
     }
 
     struct Route: Sendable {
-        var method: String
+        /// What a route's request body may be.
+        enum Body: Sendable {
+            /// None: a body is parsed as JSON only to refuse every member (400
+            /// `unknown_field`); an empty body or `{}` is fine.
+            case none
+            /// A JSON object (`Request.decode`): it needs a JSON `Content-Type` (else 415),
+            /// and is parsed before the handler runs.
+            case json
+            /// Raw bytes (an upload), not checked as JSON, of at most `maxBytes(headers)` bytes
+            /// (e.g. by the declared `Content-Type`): a declared length over it is 413 before
+            /// the body is read.
+            case raw(maxBytes: @Sendable (HTTPHeaders) -> Int)
+
+            /// Whether the body is a JSON object the handler reads.
+            var isJSON: Bool {
+                if case .json = self { return true }
+                return false
+            }
+        }
+
+        var method: HTTPMethod
         /// The template, e.g. `/v1/posts/{id}/like`: also the metrics label.
         var template: String
         var segments: [Segment]
         var authenticated: Bool
-        /// Largest body this route takes, in bytes (nil: the server's default, 1 MiB), given the
-        /// request's headers (e.g. by its declared `Content-Type`).
-        var maxBodyBytes: (@Sendable (HTTPHeaders) -> Int)?
-        /// The body is raw bytes (an upload), not JSON: not checked as JSON before the handler.
-        var rawBody: Bool
-        /// The route takes a JSON object body (`Request.body()`): one needs a JSON
-        /// `Content-Type` (else 415). A route that takes none refuses any member (400
-        /// `unknown_field`); an empty body or `{}` is fine there.
-        var takesJSON: Bool
+        var body: Body
         /// The route answers with an event stream: an error answer there ends the connection
         /// (an event-stream client reads until the connection closes).
         var streaming: Bool
         var handler: @Sendable (Request) async throws -> HTTPResponse
+
+        /// Largest body this route takes given the request's headers, in bytes (nil: the
+        /// server's default, 1 MiB).
+        func maxBodyBytes(_ headers: HTTPHeaders) -> Int? {
+            if case .raw(let maxBytes) = body { return maxBytes(headers) }
+            return nil
+        }
     }
 
     enum Match: Sendable {
         case found(Route, [String: String])
-        /// The path exists with other methods (for `Allow`, RFC 9110 §15.5.6).
-        case methodNotAllowed([String])
+        /// The path exists with other methods (for `Allow`, RFC 9110 §15.5.6), in the order of
+        /// their names.
+        case methodNotAllowed([HTTPMethod])
         case notFound
         /// The path cannot be decoded; the message says why.
         case malformed(String)
@@ -81,14 +101,14 @@ struct Router: Sendable {
 
     /// Finds the route for a request. Literal segments win over parameters when both match;
     /// `HEAD` is served by the `GET` route (RFC 9110 §9.3.2).
-    func match(method: String, rawPath: String) -> Match {
+    func match(method: HTTPMethod, rawPath: String) -> Match {
         let parts: [String]
         switch Self.decodeSegments(rawPath) {
         case .success(let p): parts = p
         case .failure(let e): return .malformed(e.message)
         }
         var best: (Route, [String: String], Int)?
-        var allowed: Set<String> = []
+        var allowed: Set<HTTPMethod> = []
         for route in routes where route.segments.count == parts.count {
             var params: [String: String] = [:]
             var literals = 0
@@ -103,57 +123,15 @@ struct Router: Sendable {
                 if !ok { break }
             }
             guard ok else { continue }
-            if route.method == method || (method == "HEAD" && route.method == "GET") {
+            if route.method == method || (method == .head && route.method == .get) {
                 if best == nil || literals > best!.2 { best = (route, params, literals) }
             } else {
                 allowed.insert(route.method)
-                if route.method == "GET" { allowed.insert("HEAD") }
+                if route.method == .get { allowed.insert(.head) }
             }
         }
         if let best { return .found(best.0, best.1) }
-        if !allowed.isEmpty { return .methodNotAllowed(allowed.sorted()) }
+        if !allowed.isEmpty { return .methodNotAllowed(allowed.sorted { $0.token < $1.token }) }
         return .notFound
-    }
-
-    /// The body limit of the route a request goes to, given its headers (nil: the default).
-    func maxBodyBytes(method: String, rawPath: String, headers: HTTPHeaders) -> Int? {
-        if case .found(let route, _) = match(method: method, rawPath: rawPath) { return route.maxBodyBytes?(headers) }
-        return nil
-    }
-}
-
-/// Percent-decoding (RFC 3986 §2.1) that refuses invalid escapes and invalid UTF-8.
-enum PercentDecoding {
-    /// The decoded text, or nil when an escape is not `%` and two hex digits or the result is
-    /// not UTF-8. With `plusIsSpace` (query strings, `application/x-www-form-urlencoded`) `+`
-    /// means a space.
-    static func decode(_ text: Substring, plusIsSpace: Bool) -> String? {
-        let bytes = Array(text.utf8)
-        guard bytes.contains(UInt8(ascii: "%")) || (plusIsSpace && bytes.contains(UInt8(ascii: "+"))) else {
-            return String(text)
-        }
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var i = 0
-        func hex(_ b: UInt8) -> UInt8? {
-            switch b {
-            case 0x30...0x39: b - 0x30
-            case 0x41...0x46: b - 0x41 + 10
-            case 0x61...0x66: b - 0x61 + 10
-            default: nil
-            }
-        }
-        while i < bytes.count {
-            let b = bytes[i]
-            if b == UInt8(ascii: "%") {
-                guard i + 2 < bytes.count, let h = hex(bytes[i + 1]), let l = hex(bytes[i + 2]) else { return nil }
-                out.append(h << 4 | l)
-                i += 3
-            } else {
-                out.append(plusIsSpace && b == UInt8(ascii: "+") ? 0x20 : b)
-                i += 1
-            }
-        }
-        return String(validating: out, as: UTF8.self)
     }
 }

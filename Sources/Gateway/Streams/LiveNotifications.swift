@@ -43,7 +43,7 @@ final class LiveNotifications: Sendable {
     }
 
     private let state = Locked(State())
-    private let notification: Backend
+    private let notification: any ServiceBackend
     private let users: UserLookup
     private let metrics: Metrics
     private let logger: Logger
@@ -56,7 +56,7 @@ final class LiveNotifications: Sendable {
     /// after NotificationService restarted can come before the RPC connection to it is back.
     static let syncRetries = 5
 
-    init(notification: Backend, users: UserLookup, metrics: Metrics, logger: Logger) {
+    init(notification: any ServiceBackend, users: UserLookup, metrics: Metrics, logger: Logger) {
         self.notification = notification
         self.users = users
         self.metrics = metrics

@@ -47,9 +47,9 @@ import Testing
         let unauthorized = AdmissionPolicy.Refusal.bearerTokenRequired.answer.response
         #expect(unauthorized.status == 401 && header(unauthorized, "WWW-Authenticate") == "Bearer")
         let busy = AdmissionPolicy.Refusal.uploadBudgetFull.answer
-        #expect(busy.status == 503 && busy.code == "server_busy" && header(busy.response, "Retry-After") == "1")
+        #expect(busy.status == 503 && busy.code == .serverBusy && header(busy.response, "Retry-After") == "1")
         let slow = AdmissionPolicy.Refusal.uploadTooSlow(minBytesPerSecond: 100).answer
-        #expect(slow.status == 408 && slow.code == "request_timeout")
+        #expect(slow.status == 408 && slow.code == .requestTimeout)
         #expect(slow.detail == "the upload is slower than 100 bytes per second")
     }
 

@@ -77,30 +77,3 @@ import Testing
         #expect(data.count - headEnd == 70_000, "only the first chunk, then the connection closes")
     }
 }
-
-/// `Range` parsing (RFC 9110 §14.1.2) and `If-None-Match` matching for media.
-@Suite struct MediaControllerTests {
-    @Test func byteRanges() {
-        #expect(ByteRange.parse("bytes=0-99", size: 1000) == .range(0..<100))
-        #expect(ByteRange.parse("bytes=990-5000", size: 1000) == .range(990..<1000))
-        #expect(ByteRange.parse("bytes=500-", size: 1000) == .range(500..<1000))
-        #expect(ByteRange.parse("bytes=-10", size: 1000) == .range(990..<1000))
-        #expect(ByteRange.parse("bytes=-5000", size: 1000) == .range(0..<1000))
-        #expect(ByteRange.parse("bytes=1000-", size: 1000) == .unsatisfiable)
-        #expect(ByteRange.parse("bytes=-0", size: 1000) == .unsatisfiable)
-        #expect(ByteRange.parse("bytes=0-1,5-6", size: 1000) == .ignored)
-        #expect(ByteRange.parse("items=0-1", size: 1000) == .ignored)
-        #expect(ByteRange.parse("bytes=9-1", size: 1000) == .ignored)
-        #expect(ByteRange.parse("bytes=a-b", size: 1000) == .ignored)
-    }
-
-    @Test func entityTagsAndUploadLimits() {
-        #expect(MediaController.matches("\"a\", \"b\"", "\"b\""))
-        #expect(MediaController.matches("W/\"b\"", "\"b\""))
-        #expect(MediaController.matches("*", "\"b\""))
-        #expect(!MediaController.matches("\"c\"", "\"b\""))
-        #expect(MediaController.uploadLimit(HTTPHeaders(fields: [("content-type", "image/jpeg")])) == 20 << 20)
-        #expect(MediaController.uploadLimit(HTTPHeaders(fields: [("content-type", "video/mp4")])) == 100 << 20)
-        #expect(MediaController.uploadLimit(HTTPHeaders(fields: [])) == 100 << 20)
-    }
-}

@@ -14,7 +14,7 @@ import Wire
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
         configure(&configuration)
         let server = HTTPServer(
-            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            configuration: configuration, logger: Logger(service: "test", minimum: .error),
             handler: { _ in .json(status: 200, bytes: Array(#"{"ok":true}"#.utf8)) })
         return (server, try server.start())
     }
@@ -24,7 +24,7 @@ import Wire
         var configuration = HTTPServer.Configuration(host: "127.0.0.1", port: 0)
         configuration.requestTimeoutSeconds = 1
         let server = HTTPServer(
-            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            configuration: configuration, logger: Logger(service: "test", minimum: .error),
             handler: { _ in .json(status: 200, bytes: body) })
         return (server, try server.start())
     }
@@ -77,7 +77,7 @@ import Wire
         configuration.idleTimeoutSeconds = 3_600
         configuration.firstByteTimeoutSeconds = 3_600
         let server = HTTPServer(
-            configuration: configuration, logger: Logger(service: "test", minimum: .error), bodyLimit: { _, _, _ in nil },
+            configuration: configuration, logger: Logger(service: "test", minimum: .error),
             handler: { _ in
                 let stream = EventStream()
                 streams.withLock { $0.append(stream) }

@@ -30,7 +30,7 @@ import Transport
             }
             server = HTTPServer(
                 configuration: configuration, logger: Logger(service: "test", minimum: .error),
-                bodyLimit: { _, path, _ in path == "/small" ? 10 : nil }, handler: handler)
+                responder: TestResponder(maxBodyBytes: { $0 == "/small" ? 10 : nil }, handler: handler))
             port = try server.start()
         }
 
@@ -211,22 +211,25 @@ import Transport
     }
 }
 
-/// The route is looked up once per request, when its head arrives: what the lookup found goes
-/// with the request to the handler (`HTTPRequest.routed`), and its body limit applies.
+/// The route is looked up once per request, when its head arrives (`HTTPResponder.route`): the
+/// handler the lookup gave answers the request, and its body limit applies.
 @Suite struct HTTPServerRouteOnceTests {
+    /// Counts its lookups; its handler says which lookup made it.
+    struct Counting: HTTPResponder {
+        let lookups: Locked<[String]>
+        func route(_ method: HTTPMethod, path: String, headers: HTTPHeaders) -> HTTPRoute {
+            lookups.withLock { $0.append("\(method) \(path)") }
+            return HTTPRoute(maxBodyBytes: path == "/small" ? 4 : nil) { _ in
+                .json(status: 200, bytes: Array(#"{"routed":"looked up \#(path)"}"#.utf8))
+            }
+        }
+    }
+
     @Test func theLookupRunsOncePerRequestAndItsResultReachesTheHandler() throws {
         let lookups = Locked<[String]>([])
         let server = HTTPServer(
             configuration: HTTPServer.Configuration(host: "127.0.0.1", port: 0),
-            logger: Logger(service: "test", minimum: .error),
-            route: { method, path, _ in
-                lookups.withLock { $0.append("\(method) \(path)") }
-                return (path == "/small" ? 4 : nil, "looked up \(path)")
-            },
-            handler: { request in
-                let body = #"{"routed":"\#(request.routed as? String ?? "none")"}"#
-                return .json(status: 200, bytes: Array(body.utf8))
-            })
+            logger: Logger(service: "test", minimum: .error), responder: Counting(lookups: lookups))
         let port = try server.start()
         defer { server.shutdownGracefully() }
         let c = try RawConnection(port: port, timeoutSeconds: 10)

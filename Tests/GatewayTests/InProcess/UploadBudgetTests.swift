@@ -24,7 +24,7 @@ import Testing
             }
             server = HTTPServer(
                 configuration: configuration, logger: Logger(service: "test", minimum: .error),
-                bodyLimit: { _, path, _ in path == "/upload" ? 1_000 : nil }, handler: handler)
+                responder: TestResponder(maxBodyBytes: { $0 == "/upload" ? 1_000 : nil }, handler: handler))
             port = try server.start()
         }
 

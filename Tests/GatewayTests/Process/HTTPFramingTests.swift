@@ -311,8 +311,7 @@ extension HTTPFramingTests {
         configuration.maxLargeBodyBytesInFlight = 100
         let server = HTTPServer(
             configuration: configuration, logger: Logger(service: "test", minimum: .error),
-            bodyLimit: { _, path, _ in path == "/upload" ? 60 : nil },
-            handler: { request in
+            responder: TestResponder(maxBodyBytes: { $0 == "/upload" ? 60 : nil }) { request in
                 .json(status: 200, bytes: Array(#"{"bodyBytes":\#(request.body.count)}"#.utf8))
             })
         let port = try server.start()
