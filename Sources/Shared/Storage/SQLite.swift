@@ -94,33 +94,6 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
     public var isUniqueViolation: Bool { code == .constraintUnique || code == .constraintPrimaryKey }
 }
 
-/// A value bound to or read from a statement.
-public enum SQLValue: Sendable, Equatable {
-    case null
-    case int(Int64)
-    case double(Double)
-    case text(String)
-    case blob([UInt8])
-}
-
-extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByNilLiteral {
-    public init(stringLiteral value: String) { self = .text(value) }
-    public init(integerLiteral value: Int64) { self = .int(value) }
-    public init(nilLiteral: ()) { self = .null }
-}
-
-/// Conversions into `SQLValue` for binding.
-public protocol SQLBindable { var sqlValue: SQLValue { get } }
-extension String: SQLBindable { public var sqlValue: SQLValue { .text(self) } }
-extension Int: SQLBindable { public var sqlValue: SQLValue { .int(Int64(self)) } }
-extension Int64: SQLBindable { public var sqlValue: SQLValue { .int(self) } }
-extension Bool: SQLBindable { public var sqlValue: SQLValue { .int(self ? 1 : 0) } }
-extension Double: SQLBindable { public var sqlValue: SQLValue { .double(self) } }
-extension SQLValue: SQLBindable { public var sqlValue: SQLValue { self } }
-extension Optional: SQLBindable where Wrapped: SQLBindable {
-    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
-}
-
 /// SQLITE_TRANSIENT ((sqlite3_destructor_type)-1): SQLite copies bound text and blobs before returning.
 private let sqliteTransient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
