@@ -17,7 +17,7 @@ struct MigrationTests {
     /// and the subscriber's cursor.
     static func writeLegacyDatabase(at path: String) throws {
         let c = try SQLiteConnection(path: path)
-        try c.execute(ProfileSchema.legacy[0].sqlite ?? "")
+        try c.execute(SQL(unescaped: ProfileSchema.legacy[0].sqlite ?? ""))
         try c.execute(
             """
             CREATE TABLE outbox(

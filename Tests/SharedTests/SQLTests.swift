@@ -4,7 +4,8 @@ import Testing
 
 @testable import Shared
 
-/// `SQL`: what an interpolation adds, and each engine's rendering.
+/// `SQL`: what an interpolation adds, and each engine's rendering. The round trips run on the
+/// engine of the pass (`TEST_STORAGE_ENGINE`).
 struct SQLTests {
     @Test func valuesBecomeParametersNumberedInOrderOnEachEngine() {
         let recipient: Int64 = 7
@@ -124,5 +125,27 @@ struct SQLTests {
         #expect(one.source == two.source)
         for engine in StorageEngine.allCases { #expect(one.text(for: engine) == two.text(for: engine)) }
         #expect(one.binds != two.binds)
+    }
+
+    /// Values round-trip through the engine of the pass, NULLs and the text of a "fragment"
+    /// included.
+    @Test func valuesRoundTripThroughTheEngine() async throws {
+        let db = try Database(
+            location: try TestStorage.location(NSTemporaryDirectory(), "sql-\(RandomID.make())"), producer: nil,
+            migrations: [Migration("t", "CREATE TABLE t(k \(SQL.bigint), s TEXT, b \(SQL.bigint))")])
+        let evil = "'); DROP TABLE t; --"
+        let missing: Int64? = nil
+        try await db.write { tx in
+            try tx.query("INSERT INTO t(k, s, b) VALUES (\(Int64(1)), \(evil), \(missing))")
+            try tx.query("INSERT INTO t(k, s, b) VALUES (\(Int64(2)), \("two"), \(SQL.greatest)(\(Int64(3)), \(Int64(4))))")
+        }
+        let rows = try await db.read { c in
+            try c.query("SELECT k, s, b FROM t WHERE k IN (\(list: [Int64(1), 2])) ORDER BY k").map {
+                [try $0.value("k"), try $0.value("s"), try $0.value("b")]
+            }
+        }
+        #expect(rows == [[.int(1), .text(evil), .null], [.int(2), .text("two"), .int(4)]])
+        // A statement for the other engine only runs nothing here.
+        try await db.write { tx in try tx.connection.execute(.dialect(sqlite: "", postgres: "")) }
     }
 }

@@ -15,7 +15,7 @@ public final class FakeProducer: Sendable {
     /// - Parameters:
     ///   - name: the producer name stamped in event envelopes (`auth`, `profile`, ...).
     ///   - directory: where its SQLite file goes.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: `DatabaseError`.
     public init(name: String, context: ZMQContext, directory: String) throws {
         self.name = name
         database = try Database(

@@ -64,7 +64,7 @@ final class FanOutWorker: Service {
     /// worker (woken when `tx` commits). A post's fan-out starts once: the post is marked in the
     /// same transaction, so a repeated event (a replay after a lost cursor) notifies nobody twice.
     func start(_ job: FanOutJob, in tx: Transaction) throws {
-        try tx.query("UPDATE posts SET fanned_out = 1 WHERE key = ? AND fanned_out = 0", [job.post])
+        try tx.query("UPDATE posts SET fanned_out = 1 WHERE key = \(job.post) AND fanned_out = 0")
         guard tx.connection.changes == 1 else { return }
         let started = Timestamp.nowMs()
         let (count, last) = try notifications.fanOut(job, after: 0, limit: batch, in: tx)
@@ -80,19 +80,18 @@ final class FanOutWorker: Service {
         tx.onCommit { progress.withLock { $0[job.post] = (started, count) } }
         try tx.query(
             """
-            INSERT INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (?, ?, ?, ?)
+            INSERT INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (\(job.post), \(job.owner), \(job.createdAt), \(last))
             ON CONFLICT DO NOTHING
-            """,
-            [job.post, job.owner, job.createdAt, last])
+            """)
         wakeOnCommit(tx)
     }
 
     /// Removes the notifications about `post` in `tx`, or the first batch of them and records
     /// the rest for the worker; cancels the post's fan-out.
     func purge(post: Int64, in tx: Transaction) throws {
-        try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [post])
+        try tx.query("DELETE FROM fanout_jobs WHERE post = \(post)")
         if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) == batch {
-            try tx.query("INSERT INTO purge_jobs(post) VALUES (?) ON CONFLICT DO NOTHING", [post])
+            try tx.query("INSERT INTO purge_jobs(post) VALUES (\(post)) ON CONFLICT DO NOTHING")
             wakeOnCommit(tx)
         }
     }
@@ -100,7 +99,7 @@ final class FanOutWorker: Service {
     /// Whether `owner` has `notifyPosts` followers after key `after`.
     static func hasFollowers(of owner: Int64, after: Int64, on c: DatabaseConnection) throws -> Bool {
         try c.exists(
-            "SELECT 1 FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ? LIMIT 1", [owner, after])
+            "SELECT 1 FROM edges WHERE followee = \(owner) AND notify_posts = 1 AND follower > \(after) LIMIT 1")
     }
 
     private func wakeOnCommit(_ tx: Transaction) {
@@ -132,13 +131,13 @@ final class FanOutWorker: Service {
         let progress = self.progress
         return try await database.write { tx -> Bool in
             let c = tx.connection
-            // Oldest first: SQLite's rowid, PostgreSQL's identity column `position`.
+            // Oldest first: SQLite's rowid, PostgreSQL's identity column `position` (`SQL.insertionOrder`).
             if let row = try c.queryOne(
                 """
                 SELECT j.post, j.owner, j.created_at, j.after_follower, j.skip_notified, p.id AS post_id,
                     p.thumbnail_url, i.id AS owner_id
                 FROM fanout_jobs j JOIN posts p ON p.key = j.post JOIN identities i ON i.key = j.owner
-                ORDER BY j.\(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1\(c.sql(sqlite: "", postgres: " FOR UPDATE OF j SKIP LOCKED"))
+                ORDER BY j.\(SQL.insertionOrder) LIMIT 1\(SQL.forUpdateSkipLocked(of: "j"))
                 """)
             {
                 let job = FanOutJob(
@@ -153,7 +152,7 @@ final class FanOutWorker: Service {
                     return p[job.post]
                 }
                 if count < batch || !more {
-                    try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [job.post])
+                    try tx.query("DELETE FROM fanout_jobs WHERE post = \(job.post)")
                     progress.withLock { _ = $0.removeValue(forKey: job.post) }
                     // Followers and time since the event, as far as this process saw the job.
                     logger.info(
@@ -163,16 +162,15 @@ final class FanOutWorker: Service {
                             "ms": reached.map { "\(Timestamp.nowMs() - $0.startedMs)" } ?? "?",
                         ])
                 } else {
-                    try tx.query("UPDATE fanout_jobs SET after_follower = ? WHERE post = ?", [last!, job.post])
+                    try tx.query("UPDATE fanout_jobs SET after_follower = \(last!) WHERE post = \(job.post)")
                 }
                 return true
             }
             if let post = try c.scalar(
-                "SELECT post FROM purge_jobs ORDER BY \(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1"
-                    + c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED"))
+                "SELECT post FROM purge_jobs ORDER BY \(SQL.insertionOrder) LIMIT 1\(SQL.forUpdateSkipLocked)")
             {
                 if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) < batch {
-                    try tx.query("DELETE FROM purge_jobs WHERE post = ?", [post])
+                    try tx.query("DELETE FROM purge_jobs WHERE post = \(post)")
                 }
                 return true
             }

@@ -77,30 +77,28 @@ final class RecentMerger: Service {
             let keys = try tx.connection.integerPairs(
                 """
                 SELECT recipient, seq FROM recent_notifications
-                WHERE (recipient, seq) > (?1, ?2) AND (recipient, seq) <= (?3, ?4)
-                ORDER BY recipient, seq LIMIT ?5
-                """, [after.0, after.1, last.0, last.1, batch])
+                WHERE (recipient, seq) > (\(after.0), \(after.1)) AND (recipient, seq) <= (\(last.0), \(last.1))
+                ORDER BY recipient, seq LIMIT \(batch)
+                """)
             guard let first = keys.first, let end = keys.last else { return (0, nil) }
-            let range: [any SQLBindable] = [first.0, first.1, end.0, end.1]
+            let range: SQL = "(recipient, seq) >= (\(first.0), \(first.1)) AND (recipient, seq) <= (\(end.0), \(end.1))"
             try tx.query(
                 """
                 INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
                 SELECT recipient, seq, type, actor, post, once, detail, created_at, grp FROM recent_notifications
-                WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) ORDER BY recipient, seq
-                """, range)
+                WHERE \(range) ORDER BY recipient, seq
+                """)
             // Each recipient's newest merged seq, so the next seq never has to be looked up in
             // the big table (`NotificationWriter.head`).
             try tx.query(
                 """
                 INSERT INTO recipients(recipient, merged_head)
                 SELECT recipient, MAX(seq) FROM recent_notifications
-                WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) GROUP BY recipient
-                ON CONFLICT(recipient) DO UPDATE SET merged_head = \(tx.connection.sql(sqlite: "MAX", postgres: "GREATEST"))(
+                WHERE \(range) GROUP BY recipient
+                ON CONFLICT(recipient) DO UPDATE SET merged_head = \(SQL.greatest)(
                     recipients.merged_head, excluded.merged_head)
-                """, range)
-            try tx.query(
-                "DELETE FROM recent_notifications WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4)",
-                range)
+                """)
+            try tx.query("DELETE FROM recent_notifications WHERE \(range)")
             return (keys.count, end)
         }
     }

@@ -82,7 +82,7 @@ final class RetentionPruner: Service {
                 // The next recipient with notifications: one seek in the primary key.
                 guard
                     let next = try c.scalar(
-                        "SELECT recipient FROM notifications WHERE recipient > ? ORDER BY recipient LIMIT 1", [recipient])
+                        "SELECT recipient FROM notifications WHERE recipient > \(recipient) ORDER BY recipient LIMIT 1")
                 else { return (nil, deleted) }
                 recipient = next
                 visited += 1
@@ -92,32 +92,31 @@ final class RetentionPruner: Service {
                 guard
                     let range = try c.queryOne(
                         """
-                        SELECT (SELECT MIN(seq) FROM notifications WHERE recipient = ?1) AS oldest,
-                            \(c.sql(sqlite: "MAX", postgres: "GREATEST"))(
-                                COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
-                                COALESCE((SELECT MAX(seq) FROM recent_notifications WHERE recipient = ?1), 0)) AS newest
-                        """, [recipient]),
+                        SELECT (SELECT MIN(seq) FROM notifications WHERE recipient = \(recipient)) AS oldest,
+                            \(SQL.greatest)(
+                                COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = \(recipient)), 0),
+                                COALESCE((SELECT MAX(seq) FROM recent_notifications WHERE recipient = \(recipient)), 0)) AS newest
+                        """),
                     let oldest = try range.optionalInt64("oldest")
                 else { continue }
                 let newest = try range.int64("newest")
                 if newest - oldest + 1 > Int64(policy.count) {
                     // The count-th newest seq: everything older goes.
                     if let keepFrom = try c.scalar(
-                        "SELECT seq FROM all_notifications WHERE recipient = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
-                        [recipient, policy.count - 1])
-                    {
+                        "SELECT seq FROM all_notifications WHERE recipient = \(recipient) ORDER BY seq DESC LIMIT 1 OFFSET \(policy.count - 1)"
+                    ) {
                         let rows = try NotificationRemoval.rows(
-                            where: "recipient = ? AND seq < ?", [recipient, keepFrom], on: c)
+                            where: "recipient = \(recipient) AND seq < \(keepFrom)", on: c)
                         try NotificationRemoval.remove(rows, in: tx)
                         deleted += rows.count
                     }
                 }
                 if let oldestTime = try c.scalar(
-                    "SELECT created_at FROM notifications WHERE recipient = ? ORDER BY seq LIMIT 1", [recipient]),
+                    "SELECT created_at FROM notifications WHERE recipient = \(recipient) ORDER BY seq LIMIT 1"),
                     oldestTime < cutoff
                 {
                     let rows = try NotificationRemoval.rows(
-                        where: "recipient = ? AND seq < ? AND created_at < ?", [recipient, newest, cutoff], on: c)
+                        where: "recipient = \(recipient) AND seq < \(newest) AND created_at < \(cutoff)", on: c)
                     try NotificationRemoval.remove(rows, in: tx)
                     deleted += rows.count
                 }

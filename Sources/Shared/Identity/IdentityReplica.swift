@@ -53,7 +53,7 @@ public struct IdentityReplica: Sendable {
                 """)
     ]
 
-    static let columns = "key, id, username, email, version"
+    static let columns: SQL = "key, id, username, email, version"
 
     public let database: Database
     public let auth: RPCClient
@@ -104,8 +104,8 @@ public struct IdentityReplica: Sendable {
         for identity in identities {
             // DO NOTHING on any uniqueness conflict, id or username: those go the long way.
             try c.query(
-                "INSERT INTO identities(id, username, email, version) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                [identity.id, identity.username.lowercased(), keepsEmail ? identity.email : nil, identity.version])
+                "INSERT INTO identities(id, username, email, version) VALUES (\(identity.id), \(identity.username.lowercased()), \(keepsEmail ? identity.email : nil), \(identity.version)) ON CONFLICT DO NOTHING"
+            )
             if c.changes == 1 {
                 if let onInsert { try onInsert(identity.id, time, tx) }
                 changed += 1
@@ -123,21 +123,21 @@ public struct IdentityReplica: Sendable {
     @discardableResult
     public func apply(_ identity: Identity, time: String = Timestamp.now(), in tx: Transaction) throws -> Bool {
         let c = tx.connection
-        let row = try c.queryOne("SELECT version, username FROM identities WHERE id = ?", [identity.id])
+        let row = try c.queryOne("SELECT version, username FROM identities WHERE id = \(identity.id)")
         let current = try row?.int64("version")
         let named = try row?.optionalString("username") != nil
         // A row that lost its name takes the same version again (its name is what it lacks).
         if let current, current > identity.version || (current == identity.version && named) { return false }
         let username = identity.username.lowercased()
-        try c.query("UPDATE identities SET username = NULL WHERE username = ? AND id <> ?", [username, identity.id])
+        try c.query("UPDATE identities SET username = NULL WHERE username = \(username) AND id <> \(identity.id)")
         do {
             try c.query(
                 """
-                INSERT INTO identities(id, username, email, version) VALUES (?, ?, ?, ?)
+                INSERT INTO identities(id, username, email, version) VALUES (\(identity.id), \(username), \(keepsEmail ? identity.email : nil), \(identity.version))
                 ON CONFLICT(id) DO UPDATE SET username = excluded.username, email = excluded.email,
                     version = excluded.version
-                """, [identity.id, username, keepsEmail ? identity.email : nil, identity.version])
-        } catch let error as PostgresError where error.kind == .uniqueViolation {
+                """)
+        } catch let error as DatabaseError where error.kind == .uniqueViolation {
             // Two replicas storing the same new identity at once (one applying the event, one
             // after a lookup): the second waits for the first and fails on the username index,
             // which ON CONFLICT(id) does not cover. Run again, it finds the row and updates it.
@@ -150,14 +150,14 @@ public struct IdentityReplica: Sendable {
     /// The replica's identity for `id`, nil on a miss. - Throws: the engine's error, `RowError`.
     public static func identity(id: String, on c: DatabaseConnection) throws -> ReplicatedIdentity? {
         try c.queryOne(
-            ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE id = ? AND username IS NOT NULL", [id])
+            ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE id = \(id) AND username IS NOT NULL")
     }
 
     /// The replica's identity named `username` (see `Username.lookupKey`), nil on a miss.
     /// - Throws: the engine's error, `RowError`.
     public static func identity(username: String, on c: DatabaseConnection) throws -> ReplicatedIdentity? {
         guard let key = Username.lookupKey(username) else { return nil }
-        return try c.queryOne(ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE username = ?", [key])
+        return try c.queryOne(ReplicatedIdentity.self, "SELECT \(columns) FROM identities WHERE username = \(key)")
     }
 
     /// The identity with `id`, asking AuthService on a miss; nil when it does not know it either.

@@ -143,7 +143,7 @@ public final class Leadership: Service {
                 if lockedPID == nil, now >= lastCheck + UInt64(retryMs) {
                     lastCheck = now
                     let (a, b) = Self.lockKeys
-                    if try c.scalar("SELECT pg_try_advisory_lock(\(a), \(b))::int") == 1 {
+                    if try c.scalar("SELECT pg_try_advisory_lock(\(literal: a), \(literal: b))::int") == 1 {
                         lockedPID = c.backendPID
                         set(true)
                     }
@@ -154,8 +154,8 @@ public final class Leadership: Service {
                     let (a, b) = Self.lockKeys
                     let held = try c.scalar(
                         """
-                        SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(a)::oid
-                            AND objid = \(b)::oid AND pid = pg_backend_pid() AND granted
+                        SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(literal: a)::oid
+                            AND objid = \(literal: b)::oid AND pid = pg_backend_pid() AND granted
                         """)
                     if held != 1 || c.backendPID != lockedPID {
                         logger.warning("leadership.lost", metadata: ["reason": "the lock is no longer this session's"])

@@ -20,9 +20,9 @@ struct MigrationTests {
                 seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
             """)
-        for migration in NotificationSchema.legacy { try c.execute(migration.sqlite ?? "") }
-        try c.execute("PRAGMA user_version = \(NotificationSchema.legacy.count)")
-        for row in rows { try c.execute(row) }
+        for migration in NotificationSchema.legacy { try c.execute(SQL(unescaped: migration.sqlite ?? "")) }
+        try c.execute("PRAGMA user_version = \(literal: NotificationSchema.legacy.count)")
+        for row in rows { try c.execute(SQL(unescaped: row)) }
         return directory
     }
 

@@ -22,7 +22,7 @@ final class AuthStandIn: Sendable {
         var answersLookups = true
     }
 
-    /// - Throws: `SQLiteError` for the outbox, `ZMQError` when binding fails.
+    /// - Throws: `DatabaseError` for the outbox, `ZMQError` when binding fails.
     init(context: ZMQContext, directory: String) throws {
         producer = try FakeProducer(name: "auth", context: context, directory: directory)
         let state = self.state
