@@ -55,6 +55,7 @@ public struct DatabaseError: Error, CustomStringConvertible, Sendable {
     /// (opening a connection).
     public var sql: String?
 
+    /// An error of `kind` from `engine`, with what the engine reported (see the properties).
     public init(
         kind: Kind, engine: StorageEngine, constraint: String? = nil, resultCode: SQLiteResultCode? = nil,
         sqlState: String? = nil, message: String, detail: String? = nil, sql: String? = nil

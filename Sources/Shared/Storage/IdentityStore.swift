@@ -11,6 +11,7 @@ public struct ReplicatedIdentity: Sendable, Equatable, RowDecodable {
     /// AuthService's version of the identity.
     public var version: Int64
 
+    /// A row selected with `IdentityStore.columns`. - Throws: `RowError`.
     public init(row: Row) throws {
         key = try row.int64("key")
         id = try row.string("id")

@@ -159,6 +159,7 @@ extension SQL: ExpressibleByStringInterpolation {
         self.init(source: value, binds: [], isPlain: true)
     }
 
+    /// The statement a string literal with interpolations built.
     public init(stringInterpolation: StringInterpolation) {
         self = stringInterpolation.sql
     }
@@ -167,12 +168,14 @@ extension SQL: ExpressibleByStringInterpolation {
     public struct StringInterpolation: StringInterpolationProtocol {
         var sql: SQL
 
+        /// Reserves room for `literalCapacity` bytes of text and `interpolationCount` values.
         public init(literalCapacity: Int, interpolationCount: Int) {
             sql = SQL(source: "", binds: [], isPlain: true)
             sql.source.reserveCapacity(literalCapacity + 2 * interpolationCount)
             sql.binds.reserveCapacity(interpolationCount)
         }
 
+        /// The literal's text, as it is (debug builds check it holds no `?` placeholder).
         public mutating func appendLiteral(_ literal: String) {
             assert(SQL.isCleanLiteral(literal), "a `?` or a control character in SQL text: interpolate values instead")
             sql.source += literal
