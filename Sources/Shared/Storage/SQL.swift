@@ -80,7 +80,7 @@ public struct SQL: Sendable, Equatable {
     /// Appends `other`'s text and parameters.
     public mutating func append(_ other: SQL) {
         source += other.source
-        binds += other.binds
+        if !other.binds.isEmpty { binds += other.binds }
         isPlain = isPlain && other.isPlain
     }
 
