@@ -37,7 +37,8 @@ struct MigrationTests {
                 1, 1);
             INSERT INTO post_tags(post_seq, user_id, position) VALUES (1, 'd1', 0);
             INSERT INTO likes(post_seq, user_id) VALUES (1, 'd2');
-            INSERT INTO comments(id, post_seq, user_id, text, created_at) VALUES ('c1', 1, 'd2', 'nice', '2024-01-02T00:00:00Z');
+            INSERT INTO comments(id, post_seq, user_id, text, created_at)
+                VALUES ('c1', 1, 'd2', 'nice', '2024-01-02T00:00:00Z');
             PRAGMA user_version = 1;
             """)
     }

@@ -35,7 +35,10 @@ struct PostgresTests {
         let c = try connection()
         try c.execute("CREATE TABLE v(i BIGINT, small INTEGER, d DOUBLE PRECISION, t TEXT, b BYTEA, f BOOLEAN)")
         try c.query(
-            "INSERT INTO v(i, small, d, t, b, f) VALUES (\(Int64.min), \(7), \(2.5), \("héllo ✓ '?' \u{1}"), \(SQLValue.blob([0, 1, 0xFF, 0x80])), true)"
+            """
+            INSERT INTO v(i, small, d, t, b, f) VALUES (\(Int64.min), \(7), \(2.5), \("héllo ✓ '?' \u{1}"),
+                \(SQLValue.blob([0, 1, 0xFF, 0x80])), true)
+            """
         )
         try c.query("INSERT INTO v(i, t, b) VALUES (\(Int64.max), \(""), \(SQLValue.blob([])))")
         let rows = try c.query("SELECT i, small, d, t, b, f FROM v ORDER BY i")

@@ -78,7 +78,8 @@ struct SQLTests {
         #expect(sql.text(for: .sqlite) == "SELECT k.value, ?1 FROM (SELECT value FROM json_each(?2)) k WHERE k.value > ?3")
         #expect(
             sql.text(for: .postgres)
-                == "SELECT k.value, $1 FROM (SELECT value::bigint AS value FROM jsonb_array_elements_text($2::jsonb)) k WHERE k.value > $3"
+                == "SELECT k.value, $1 FROM (SELECT value::bigint AS value FROM jsonb_array_elements_text($2::jsonb)) k"
+                + " WHERE k.value > $3"
         )
         #expect(sql.binds == [.int(5), .text("[1,2]"), .int(0)])
     }

@@ -104,7 +104,8 @@ struct SQLAccountStore: AccountStore {
             try c.query(
                 """
                 INSERT INTO users(id, username, email, password_hash, version, created_at, registration_pending_since)
-                VALUES (\(identity.id), \(identity.username), \(identity.email), \(passwordHash), \(identity.version), \(session.createdAt), \(session.createdAt))
+                VALUES (\(identity.id), \(identity.username), \(identity.email), \(passwordHash), \(identity.version),
+                    \(session.createdAt), \(session.createdAt))
                 """)
             try SQLSessionStore.insert(session, in: tx)
             try tx.emit(Auth.UserRegistered(identity: identity))
@@ -136,7 +137,10 @@ struct SQLAccountStore: AccountStore {
     func completeRegistration(userId: String) async throws {
         try await database.write { tx -> Void in
             _ = try tx.connection.query(
-                "UPDATE users SET registration_pending_since = NULL WHERE id = \(userId) AND registration_pending_since IS NOT NULL"
+                """
+                UPDATE users SET registration_pending_since = NULL WHERE id = \(userId)
+                    AND registration_pending_since IS NOT NULL
+                """
             )
         }
     }
@@ -177,7 +181,10 @@ struct SQLAccountStore: AccountStore {
             for (i, user) in users.enumerated() where outcomes[i] == nil {
                 let identity = Identity(id: RandomID.make(), username: user.username, email: user.email, version: 1)
                 try c.query(
-                    "INSERT INTO users(id, username, email, password_hash, version, created_at) VALUES (\(identity.id), \(identity.username), \(identity.email), \(passwordHash), 1, \(createdAt))"
+                    """
+                    INSERT INTO users(id, username, email, password_hash, version, created_at)
+                        VALUES (\(identity.id), \(identity.username), \(identity.email), \(passwordHash), 1, \(createdAt))
+                    """
                 )
                 created.append(identity)
                 outcomes[i] = .init(username: user.username, id: identity.id, created: true)
@@ -223,7 +230,10 @@ struct SQLAccountStore: AccountStore {
                 username: newUsername == current.username ? nil : newUsername, excluding: userId, c)
             let updated = Identity(id: userId, username: newUsername, email: newEmail, version: current.version + 1)
             try c.query(
-                "UPDATE users SET username = \(updated.username), email = \(updated.email), version = \(updated.version) WHERE id = \(userId)"
+                """
+                UPDATE users SET username = \(updated.username), email = \(updated.email), version = \(updated.version)
+                    WHERE id = \(userId)
+                """
             )
             try tx.emit(Auth.IdentityChanged(identity: updated))
             return (updated, true)

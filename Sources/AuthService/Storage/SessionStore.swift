@@ -42,7 +42,10 @@ struct SQLSessionStore: SessionStore {
     /// Inserts a session in `tx` (also used by registration).
     static func insert(_ s: NewSession, in tx: Transaction) throws {
         try tx.query(
-            "INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at) VALUES (\(s.id), \(s.tokenDigest), \(s.userId), \(s.createdAt), \(s.expiresAt))"
+            """
+            INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at)
+                VALUES (\(s.id), \(s.tokenDigest), \(s.userId), \(s.createdAt), \(s.expiresAt))
+            """
         )
     }
 
@@ -103,17 +106,26 @@ struct SQLSessionStore: SessionStore {
         try await database.write { tx -> Auth.Logout.Reply? in
             guard
                 let session = try tx.connection.queryOne(
-                    "SELECT id, user_id FROM sessions WHERE token_hash = \(tokenDigest) AND revoked_at IS NULL AND expires_at > \(now)"
+                    """
+                    SELECT id, user_id FROM sessions WHERE token_hash = \(tokenDigest) AND revoked_at IS NULL
+                        AND expires_at > \(now)
+                    """
                 )
             else { return nil }
             let userId = try session.string("user_id")
             let ids: [String]
             if allSessions {
                 ids = try tx.query(
-                    "SELECT id FROM sessions WHERE user_id = \(userId) AND revoked_at IS NULL AND expires_at > \(now) ORDER BY created_at, id"
+                    """
+                    SELECT id FROM sessions WHERE user_id = \(userId) AND revoked_at IS NULL AND expires_at > \(now)
+                        ORDER BY created_at, id
+                    """
                 ).map { try $0.string("id") }
                 try tx.query(
-                    "UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userId) AND revoked_at IS NULL AND expires_at > \(now)"
+                    """
+                    UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userId) AND revoked_at IS NULL
+                        AND expires_at > \(now)
+                    """
                 )
             } else {
                 ids = [try session.string("id")]

@@ -37,7 +37,8 @@ enum ActorProfiles {
         let actor = try Keys.user(user.id, in: tx)
         try tx.query(
             """
-            INSERT INTO actor_profiles(actor, name, bio, photo_url) VALUES (\(actor), \(user.name), \(user.bio), CAST(\(user.profilePhotoURL) AS TEXT))
+            INSERT INTO actor_profiles(actor, name, bio, photo_url) VALUES (\(actor), \(user.name), \(user.bio),
+                CAST(\(user.profilePhotoURL) AS TEXT))
             ON CONFLICT (actor) DO UPDATE SET name = excluded.name, bio = excluded.bio, photo_url = excluded.photo_url
             """)
     }

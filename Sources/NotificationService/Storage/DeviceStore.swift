@@ -45,7 +45,10 @@ struct DeviceStore: Sendable {
                 let key = try row.int64("key")
                 if try row.int64("user_key") == user {
                     try tx.query(
-                        "UPDATE devices SET environment = \(r.environment), session_id = \(r.sessionId), created_at = \(now) WHERE key = \(key)"
+                        """
+                        UPDATE devices SET environment = \(r.environment), session_id = \(r.sessionId), created_at = \(now)
+                            WHERE key = \(key)
+                        """
                     )
                     return Self.device(id: try row.string("id"), environment: r.environment, createdAt: now)
                 }

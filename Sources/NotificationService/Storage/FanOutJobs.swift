@@ -16,7 +16,8 @@ enum FanOutJobs {
     static func record(_ job: FanOutJob, after: Int64, in tx: Transaction) throws {
         try tx.query(
             """
-            INSERT INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (\(job.post), \(job.owner), \(job.createdAt), \(after))
+            INSERT INTO fanout_jobs(post, owner, created_at, after_follower)
+                VALUES (\(job.post), \(job.owner), \(job.createdAt), \(after))
             ON CONFLICT DO NOTHING
             """)
     }

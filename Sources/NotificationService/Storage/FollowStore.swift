@@ -129,9 +129,11 @@ struct SQLFollowStore: FollowStore {
         let max = SQL.greatest
         try tx.query(
             """
-            INSERT INTO follow_counts("user", followers, following) VALUES (\(user), \(max)(\(followers), 0), \(max)(\(following), 0))
+            INSERT INTO follow_counts("user", followers, following) VALUES (\(user), \(max)(\(followers), 0),
+                \(max)(\(following), 0))
             ON CONFLICT("user") DO UPDATE
-            SET followers = \(max)(follow_counts.followers + \(followers), 0), following = \(max)(follow_counts.following + \(following), 0)
+            SET followers = \(max)(follow_counts.followers + \(followers), 0),
+                following = \(max)(follow_counts.following + \(following), 0)
             """)
     }
 

@@ -42,7 +42,10 @@ enum NotificationGroupPage {
                 let bound = min(cursor?.key ?? Int64.max, head == Int64.max ? head : head + 1)
                 var candidates: [Candidate] = []
                 for r in try c.query(
-                    "\(groupSelect) WHERE g.recipient = \(recipient) AND g.position < \(bound) ORDER BY g.position DESC LIMIT \(limit + 1)"
+                    """
+                    \(groupSelect) WHERE g.recipient = \(recipient) AND g.position < \(bound) ORDER BY g.position DESC
+                        LIMIT \(limit + 1)
+                    """
                 ) {
                     candidates.append(Candidate(position: try r.int64("position"), row: r, single: false))
                 }
@@ -99,7 +102,8 @@ enum NotificationGroupPage {
                 SELECT 1 FROM edges e WHERE e.follower = g.recipient AND e.followee = g.actor1) END AS follows_actor
         FROM notification_groups g JOIN identities a1 ON a1.key = g.actor1
             LEFT JOIN identities a2 ON a2.key = g.actor2 LEFT JOIN identities a3 ON a3.key = g.actor3
-            LEFT JOIN posts p ON g.type IN (\(literal: NotificationType.like.rawValue), \(literal: NotificationType.comment.rawValue))
+            LEFT JOIN posts p ON g.type IN (\(literal: NotificationType.like.rawValue),
+                \(literal: NotificationType.comment.rawValue))
                 AND p.key = g.grp
         """
 

@@ -41,7 +41,8 @@ enum NotificationGroupSchema {
         let greatest = SQL.greatest
         let withoutRowid = SQL.withoutRowid
         let grp: SQL = """
-            CASE type WHEN \(literal: NotificationType.like.rawValue) THEN post WHEN \(literal: NotificationType.comment.rawValue) THEN post
+            CASE type WHEN \(literal: NotificationType.like.rawValue) THEN post
+                WHEN \(literal: NotificationType.comment.rawValue) THEN post
                 WHEN \(literal: NotificationType.follow.rawValue) THEN created_at / 86400000 END
             """
         return """
@@ -187,7 +188,8 @@ enum NotificationGroupSchema {
             DROP INDEX recent_notifications_by_post;
             CREATE INDEX recent_notifications_by_post ON recent_notifications(post, recipient, type, seq)
                 WHERE post IS NOT NULL;
-            CREATE INDEX recent_notifications_follows ON recent_notifications(recipient, grp, seq) WHERE type = \(literal: follow);
+            CREATE INDEX recent_notifications_follows ON recent_notifications(recipient, grp, seq)
+                WHERE type = \(literal: follow);
             \(trigger)
             """
     }

@@ -58,7 +58,8 @@ enum NotificationGroups {
         let merged: SQL = """
             SELECT seq, actor, created_at FROM notifications
                 \(SQL.indexedBy("notifications_by_group"))
-            WHERE recipient = \(recipient) AND type = \(type) AND grp = \(grp) AND seq <= \(upTo) ORDER BY seq DESC LIMIT \(limit)
+            WHERE recipient = \(recipient) AND type = \(type) AND grp = \(grp) AND seq <= \(upTo) ORDER BY seq DESC
+                LIMIT \(limit)
             """
         for sql in [recent, merged].compactMap({ $0 }) {
             for r in try c.query(sql) {

@@ -72,7 +72,8 @@ enum NotificationRemoval {
             if suppressRepeat, !unsent, let once = row.once {
                 try tx.query(
                     """
-                    INSERT INTO push_suppressed(recipient, actor, type, once) VALUES (\(row.recipient), \(row.actor), \(row.type), \(once))
+                    INSERT INTO push_suppressed(recipient, actor, type, once)
+                        VALUES (\(row.recipient), \(row.actor), \(row.type), \(once))
                     ON CONFLICT DO NOTHING
                     """)
             }
@@ -112,7 +113,8 @@ enum NotificationRemoval {
         guard
             let counts = try c.queryOne(
                 """
-                SELECT (SELECT COUNT(*) FROM push_queue WHERE recipient = \(row.recipient) AND seq = \(row.seq) AND claimed_by IS NULL
+                SELECT (SELECT COUNT(*) FROM push_queue WHERE recipient = \(row.recipient) AND seq = \(row.seq)
+                    AND claimed_by IS NULL
                     AND attempts = 0) AS waiting,
                     (SELECT COUNT(*) FROM push_queue WHERE recipient = \(row.recipient) AND seq = \(row.seq)) AS queued,
                     (SELECT COUNT(*) FROM devices WHERE user_key = \(row.recipient)) AS devices

@@ -42,7 +42,8 @@ struct NotificationWriter: Sendable {
     static func head(_ recipient: SQL) -> SQL {
         """
         \(SQL.greatest)(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
-            COALESCE((SELECT \(SQL.greatest)(f.merged_head, f.head_floor) FROM recipients f WHERE f.recipient = \(recipient)), 0))
+            COALESCE((SELECT \(SQL.greatest)(f.merged_head, f.head_floor) FROM recipients f
+                WHERE f.recipient = \(recipient)), 0))
         """
     }
 
@@ -114,9 +115,11 @@ struct NotificationWriter: Sendable {
                         tx.connection.queryOne(
                             """
                             INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
-                            SELECT \(recipient), \(Self.nextSeq("\(recipient)")), \(n.type.rawValue), \(actor), CAST(\(post) AS BIGINT), CAST(\(once) AS BIGINT),
+                            SELECT \(recipient), \(Self.nextSeq("\(recipient)")), \(n.type.rawValue), \(actor),
+                                CAST(\(post) AS BIGINT), CAST(\(once) AS BIGINT),
                                 CAST(\(n.detail) AS TEXT), \(n.createdAt), CAST(\(grp) AS BIGINT)
-                            WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = \(recipient) AND actor = \(actor) AND type = \(n.type.rawValue) AND once = \(once))
+                            WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = \(recipient) AND actor = \(actor)
+                                AND type = \(n.type.rawValue) AND once = \(once))
                             ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
                             """))
                 })
@@ -172,9 +175,11 @@ struct NotificationWriter: Sendable {
                 c.integerPairs(
                     """
                     INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-                    SELECT e.follower, \(Self.head("e.follower")) + 1, \(literal: NotificationType.post.rawValue), \(job.owner), \(job.post),
+                    SELECT e.follower, \(Self.head("e.follower")) + 1, \(literal: NotificationType.post.rawValue), \(job.owner),
+                        \(job.post),
                         NULL, NULL, \(job.createdAt)
-                    FROM edges e WHERE e.followee = \(job.owner) AND e.notify_posts = 1 AND e.follower > \(after) AND e.follower <= \(last) \(skip)
+                    FROM edges e WHERE e.followee = \(job.owner) AND e.notify_posts = 1 AND e.follower > \(after)
+                        AND e.follower <= \(last) \(skip)
                     ORDER BY e.follower
                     RETURNING recipient, seq
                     """
@@ -218,7 +223,10 @@ struct NotificationWriter: Sendable {
         guard let push, try c.exists("SELECT 1 FROM devices WHERE user_key = \(recipient) LIMIT 1") else { return }
         if let once,
             try c.exists(
-                "SELECT 1 FROM push_suppressed WHERE recipient = \(recipient) AND actor = \(actor) AND type = \(type.rawValue) AND once = \(once)"
+                """
+                SELECT 1 FROM push_suppressed WHERE recipient = \(recipient) AND actor = \(actor) AND type = \(type.rawValue)
+                    AND once = \(once)
+                """
             )
         {
             return
@@ -259,7 +267,10 @@ struct NotificationWriter: Sendable {
         try NotificationRemoval.remove(
             try NotificationRemoval.rows(
                 where:
-                    "recipient = \(recipient) AND actor = \(actor) AND type = \(NotificationType.like.rawValue) AND once = \(post)",
+                    """
+                    recipient = \(recipient) AND actor = \(actor) AND type = \(NotificationType.like.rawValue)
+                        AND once = \(post)
+                    """,
                 on: c),
             suppressRepeat: true, in: tx)
     }
@@ -388,7 +399,10 @@ struct SQLNotificationStore: NotificationStore {
             try c.snapshot {
                 guard let recipient = try Keys.existingUser(recipientId, on: c) else { return .init(items: [], headSeq: 0) }
                 let rows = try c.query(
-                    "\(Self.select) WHERE n.recipient = \(recipient) AND n.seq > \(afterSeq) ORDER BY n.seq LIMIT \(min(max(limit, 1), 1_000))"
+                    """
+                    \(Self.select) WHERE n.recipient = \(recipient) AND n.seq > \(afterSeq) ORDER BY n.seq
+                        LIMIT \(min(max(limit, 1), 1_000))
+                    """
                 )
                 return .init(
                     items: try Self.decode(

@@ -56,8 +56,10 @@ enum PushQueueStore {
             try tx.query(
                 """
                 INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-                SELECT d.key, \(recipient), \(seq), \(type.rawValue), \(text), CAST(\(collapseID) AS TEXT), \(now), \(now), \(round(seq: "\(seq)", recipient: "\(recipient)")) FROM devices d
-                WHERE d.user_key = \(recipient) AND \(environmentCondition(environments)) AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                SELECT d.key, \(recipient), \(seq), \(type.rawValue), \(text), CAST(\(collapseID) AS TEXT), \(now), \(now),
+                    \(round(seq: "\(seq)", recipient: "\(recipient)")) FROM devices d
+                WHERE d.user_key = \(recipient) AND \(environmentCondition(environments))
+                    AND NOT EXISTS (SELECT 1 FROM push_preferences p
                     WHERE p.user_key = \(recipient) AND (p.muted & \(DeviceStore.muteBit(type))) <> 0)
                 """)
             return tx.connection.changes
@@ -83,7 +85,8 @@ enum PushQueueStore {
             try tx.query(
                 """
                 INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-                SELECT d.key, n.recipient, n.seq, n.type, \(text), NULL, \(now), \(now), row_number() OVER (ORDER BY n.recipient, d.key)
+                SELECT d.key, n.recipient, n.seq, n.type, \(text), NULL, \(now), \(now),
+                    row_number() OVER (ORDER BY n.recipient, d.key)
                 FROM recent_notifications n JOIN devices d ON d.user_key = n.recipient
                 WHERE n.post = \(post) AND n.type = \(literal: NotificationType.post.rawValue) AND n.recipient > \(after)
                     AND n.recipient <= \(last)

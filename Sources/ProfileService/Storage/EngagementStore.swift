@@ -71,7 +71,10 @@ struct SQLEngagementStore: EngagementStore {
         return try await database.read { c in
             guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
             let rows = try c.query(
-                "SELECT seq, user_id FROM likes WHERE post_seq = \(post.seq) AND seq < \(after) ORDER BY seq DESC LIMIT \(limit + 1)"
+                """
+                SELECT seq, user_id FROM likes WHERE post_seq = \(post.seq) AND seq < \(after) ORDER BY seq DESC
+                    LIMIT \(limit + 1)
+                """
             )
             let page = Array(rows.prefix(limit))
             let ids = try page.map { try $0.string("user_id") }
@@ -90,7 +93,10 @@ struct SQLEngagementStore: EngagementStore {
                 throw ServiceError.notFound("post")
             }
             try tx.query(
-                "INSERT INTO comments(id, post_seq, user_id, text, created_at) VALUES (\(comment.id), \(post.seq), \(comment.authorId), \(comment.text), \(comment.createdAt))"
+                """
+                INSERT INTO comments(id, post_seq, user_id, text, created_at)
+                    VALUES (\(comment.id), \(post.seq), \(comment.authorId), \(comment.text), \(comment.createdAt))
+                """
             )
             try tx.query("UPDATE posts SET comment_count = comment_count + 1 WHERE seq = \(post.seq)")
             let known = try SQLProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser

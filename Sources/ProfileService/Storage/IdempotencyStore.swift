@@ -82,7 +82,8 @@ struct SQLIdempotencyStore: IdempotencyStore {
     static func save(_ claim: IdempotencyClaim, reply: String, on c: DatabaseConnection) throws {
         try c.query(
             """
-            INSERT INTO idempotency_keys(user_id, idempotency_key, fingerprint, reply, created_ms) VALUES (\(claim.userId), \(claim.key), \(claim.fingerprint), \(reply), \(claim.nowMs))
+            INSERT INTO idempotency_keys(user_id, idempotency_key, fingerprint, reply, created_ms)
+                VALUES (\(claim.userId), \(claim.key), \(claim.fingerprint), \(reply), \(claim.nowMs))
             ON CONFLICT(user_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint,
                 reply = excluded.reply, created_ms = excluded.created_ms
             WHERE idempotency_keys.created_ms <= \(claim.nowMs - IdempotencyKey.retentionMs)
@@ -110,7 +111,8 @@ struct SQLIdempotencyStore: IdempotencyStore {
             try tx.query(
                 """
                 DELETE FROM idempotency_keys WHERE (user_id, idempotency_key) IN (
-                    SELECT user_id, idempotency_key FROM idempotency_keys WHERE created_ms <= \(cutoffMs) ORDER BY created_ms LIMIT \(limit))
+                    SELECT user_id, idempotency_key FROM idempotency_keys WHERE created_ms <= \(cutoffMs) ORDER BY created_ms
+                        LIMIT \(limit))
                 """)
             return tx.connection.changes
         }

@@ -112,7 +112,8 @@ struct SQLMediaRecordStore: MediaRecordStore {
             try tx.query(
                 """
                 INSERT INTO media(id, owner_id, kind, width, height, duration_ms, created_at, created_ms, attached)
-                VALUES (\(record.id), \(record.ownerId), \(record.kind), \(record.width), \(record.height), \(record.durationMs.map { Int64($0) }), \(record.createdAt), \(nowMs), 0)
+                VALUES (\(record.id), \(record.ownerId), \(record.kind), \(record.width), \(record.height),
+                    \(record.durationMs.map { Int64($0) }), \(record.createdAt), \(nowMs), 0)
                 ON CONFLICT(id, owner_id) DO UPDATE SET created_at = excluded.created_at,
                     created_ms = excluded.created_ms, attached = 0
                 """)

@@ -98,7 +98,8 @@ struct SQLPostStore: PostStore {
             let seq = try tx.connection.insertReturning(
                 """
                 INSERT INTO posts(id, owner_id, post_type, media_url, thumbnail_url, caption, created_at, media_id)
-                VALUES (\(post.id), \(post.ownerId), \(post.postType), \(post.mediaURL), \(post.thumbnailURL), \(post.caption), \(post.createdAt), \(post.mediaId)) RETURNING seq
+                VALUES (\(post.id), \(post.ownerId), \(post.postType), \(post.mediaURL), \(post.thumbnailURL), \(post.caption),
+                    \(post.createdAt), \(post.mediaId)) RETURNING seq
                 """)
             for (position, userId) in post.taggedUserIds.enumerated() {
                 try tx.query(

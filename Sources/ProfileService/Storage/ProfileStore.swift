@@ -164,7 +164,11 @@ struct SQLProfileStore: ProfileStore {
             }
             try tx.query(
                 """
-                UPDATE profiles SET name = \(changes.name ?? before.name), bio = \(changes.bio ?? before.bio), photo_url = \(value("profilePhotoURL", changes.profilePhotoURL, before.profilePhotoURL)), phone = \(value("phone", changes.phone, before.phone)), gender = \(value("gender", changes.gender, before.gender)), birth_date = \(value("birthDate", changes.birthDate, before.birthDate))
+                UPDATE profiles SET name = \(changes.name ?? before.name), bio = \(changes.bio ?? before.bio),
+                    photo_url = \(value("profilePhotoURL", changes.profilePhotoURL, before.profilePhotoURL)),
+                    phone = \(value("phone", changes.phone, before.phone)),
+                    gender = \(value("gender", changes.gender, before.gender)),
+                    birth_date = \(value("birthDate", changes.birthDate, before.birthDate))
                 WHERE id = \(userId)
                 """)
             guard let after = try Self.records(ids: [userId], on: tx.connection)[userId] else {

@@ -33,7 +33,8 @@ struct MigrationTests {
         let quoted = text.replacingOccurrences(of: "'", with: "''")
         return """
             INSERT INTO notifications(recipient_id, seq, type, text, created_at, actor_id, object_id, post_id, thumbnail_url)
-            VALUES ('u-owner', \(seq), '\(type)', '\(quoted)', '2026-11-30T12:00:00.000Z', '\(actor)', '\(object)', \(postValues))
+            VALUES ('u-owner', \(seq), '\(type)', '\(quoted)', '2026-11-30T12:00:00.000Z', '\(actor)', '\(object)',
+                \(postValues))
             """
     }
 
@@ -56,7 +57,10 @@ struct MigrationTests {
         }
         rows.append("INSERT INTO recipients(recipient_id, head_seq, read_seq) VALUES ('u-owner', \(old.count), 2)")
         rows.append(
-            "INSERT INTO users(id, username, version) VALUES ('u-alice', 'alice', 1), ('u-bob', 'bob', 3), ('u-commented', 'commented', 1)"
+            """
+            INSERT INTO users(id, username, version) VALUES ('u-alice', 'alice', 1), ('u-bob', 'bob', 3),
+                ('u-commented', 'commented', 1)
+            """
         )
         let directory = try Self.legacyDatabase(rows)
         let database = try TestDatabase.open(in: directory)

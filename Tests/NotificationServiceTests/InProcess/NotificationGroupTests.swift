@@ -313,7 +313,10 @@ struct NotificationGroupTests {
             ]
             for r in rows {
                 try tx.query(
-                    "INSERT INTO \(unescaped: r.1)(recipient, seq, type, actor, post, once, detail, created_at) VALUES (\(owner), \(r.0), \(r.2), \(keys[r.3]!), \(r.4), \(r.5), \(r.6), \(r.7))"
+                    """
+                    INSERT INTO \(unescaped: r.1)(recipient, seq, type, actor, post, once, detail, created_at)
+                        VALUES (\(owner), \(r.0), \(r.2), \(keys[r.3]!), \(r.4), \(r.5), \(r.6), \(r.7))
+                    """
                 )
             }
             try tx.query(
