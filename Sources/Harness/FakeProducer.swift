@@ -24,7 +24,7 @@ public final class FakeProducer: Sendable {
     ///   - security: its server sockets' (`.plain` for consumers in the same process; for a real
     ///     executable that consumes it, `Cluster.security(context:name:)` with `name`: it then
     ///     holds that service's key pair, as the real one would).
-    /// - Throws: `SQLiteError`.
+    /// - Throws: `DatabaseError`.
     public init(name: String, context: ZMQContext, directory: String, security: TransportSecurity = .plain) throws {
         self.name = name
         database = try Database(

@@ -182,26 +182,25 @@ public final class TestPostgres: Sendable {
     private static let watchers = Locked<[ChildProcess]>([])
 
     /// Creates a fresh, empty database and returns its URL (`postgresql://insta@<socket directory>:<port>/t<n>`).
-    /// - Throws: `PostgresError`.
+    /// - Throws: `DatabaseError`.
     public func makeDatabase() throws -> String {
         let n = counter.withLock {
             $0 += 1
             return $0
         }
         let name = "t\(n)_\(RandomID.make().prefix(6).lowercased())"
-        try admin.withLock { try $0.connection.execute("CREATE DATABASE \(name)") }
+        try admin.withLock { try $0.connection.execute("CREATE DATABASE \(unescaped: name)") }
         return url(database: name)
     }
 
     /// Ends every session connected to the database `url` names (`pg_terminate_backend`), as a
     /// failover or an administrator would.
-    /// - Throws: `PostgresError`.
+    /// - Throws: `DatabaseError`.
     public func terminateSessions(of url: String) throws {
         guard let name = url.split(separator: "/").last.map({ String($0.split(separator: "?")[0]) }) else { return }
         try admin.withLock {
             _ = try $0.connection.query(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()",
-                [name])
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(name) AND pid <> pg_backend_pid()")
         }
     }
 

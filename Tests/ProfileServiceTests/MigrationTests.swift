@@ -19,7 +19,7 @@ struct MigrationTests {
     /// and the subscriber's cursor.
     static func writeLegacyDatabase(at path: String) throws {
         let c = try SQLiteConnection(path: path)
-        try c.execute(ProfileSchema.legacy[0].sqlite ?? "")
+        try c.execute(SQL(unescaped: ProfileSchema.legacy[0].sqlite ?? ""))
         try c.execute(
             """
             CREATE TABLE outbox(
@@ -39,7 +39,8 @@ struct MigrationTests {
                 1, 1);
             INSERT INTO post_tags(post_seq, user_id, position) VALUES (1, 'd1', 0);
             INSERT INTO likes(post_seq, user_id) VALUES (1, 'd2');
-            INSERT INTO comments(id, post_seq, user_id, text, created_at) VALUES ('c1', 1, 'd2', 'nice', '2024-01-02T00:00:00Z');
+            INSERT INTO comments(id, post_seq, user_id, text, created_at)
+                VALUES ('c1', 1, 'd2', 'nice', '2024-01-02T00:00:00Z');
             PRAGMA user_version = 1;
             """)
     }

@@ -154,7 +154,7 @@ import Testing
         #expect(try await f.allPosts(a, "alice").map(\.id) == [keep.id])
         #expect(try await f.app.profiles.header("alice").postCount == 1)
         let rows = try await f.database.read { c in
-            try ["likes", "comments", "post_tags"].map { try c.scalar("SELECT COUNT(*) FROM \($0)") ?? -1 }
+            try ["likes", "comments", "post_tags"].map { try c.scalar("SELECT COUNT(*) FROM \(unescaped: $0)") ?? -1 }
         }
         #expect(rows == [0, 0, 0])
         let deleted = try await f.events(Profile.PostDeleted.self)

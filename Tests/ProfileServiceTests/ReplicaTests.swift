@@ -17,7 +17,7 @@ import Testing
     static func holders(_ f: ProfileFixture, _ names: [String]) async throws -> [String: Int64] {
         try await f.database.read { c in
             var counts: [String: Int64] = [:]
-            for name in names { counts[name] = try c.scalar("SELECT COUNT(*) FROM identities WHERE username = ?", [name]) }
+            for name in names { counts[name] = try c.scalar("SELECT COUNT(*) FROM identities WHERE username = \(name)") }
             return counts
         }
     }
@@ -57,7 +57,7 @@ import Testing
         // The first one's new name is its alone; the other's row lost that name: a miss.
         #expect(try await Self.resolve(f, [first.username])[first.username] == first.id)
         let stale = try await f.database.read {
-            try $0.scalar("SELECT COUNT(*) FROM identities WHERE id = ? AND username IS NULL", [second.id])
+            try $0.scalar("SELECT COUNT(*) FROM identities WHERE id = \(second.id) AND username IS NULL")
         }
         #expect(stale == 1)
         #expect(try await Self.resolve(f, [second.username])[second.username] == .some(nil))

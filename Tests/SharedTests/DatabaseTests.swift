@@ -54,7 +54,7 @@ struct DatabaseTests {
                     group.addTask {
                         do {
                             try await db.write { tx in
-                                try tx.query("INSERT INTO t(v) VALUES (?)", [v])
+                                try tx.query("INSERT INTO t(v) VALUES (\(v))")
                                 try tx.emit(TestRPC.Happened(n: v))
                                 if v == 50 { throw Boom() }
                             }
@@ -117,7 +117,11 @@ struct DatabaseTests {
         while Timestamp.nowMs() <= deadline { try await Task.sleep(for: .milliseconds(5)) }
         release.signal()
         try await hold.value
-        await #expect(throws: ServiceError.self) { try await late.value }
+        let error = await #expect(throws: WriteDeadlinePassed.self) { try await late.value }
+        #expect(
+            error?.serviceError
+                == ServiceError(code: "deadline_exceeded", message: "deadline passed while waiting for the database", status: 504)
+        )
         #expect(try await db.read { try $0.scalar("SELECT COUNT(*) FROM t") } == 0)
         #expect(try await db.outbox(after: 0, limit: 0).head == 0)
     }

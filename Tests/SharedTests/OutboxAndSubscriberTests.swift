@@ -51,7 +51,7 @@ struct ProducerAndConsumer {
 
     /// Records an applied event in `tx` (the PRIMARY KEY makes a second application throw).
     func record(_ event: Delivered<TestRPC.Happened>, _ tx: Transaction) throws {
-        try tx.query("INSERT INTO applied(seq, n) VALUES (?, ?)", [event.header.seq, event.body.n])
+        try tx.query("INSERT INTO applied(seq, n) VALUES (\(event.header.seq), \(event.body.n))")
         let applied = self.applied
         tx.onCommit { applied.add(1) }
     }
@@ -236,7 +236,7 @@ struct OutboxAndSubscriberTests {
 
         let subscriber = p.subscriber()
         subscriber.on(TestRPC.Bulky.self) { event, tx in
-            try tx.query("INSERT INTO applied(seq, n) VALUES (?, ?)", [event.header.seq, event.body.n])
+            try tx.query("INSERT INTO applied(seq, n) VALUES (\(event.header.seq), \(event.body.n))")
             let applied = p.applied
             tx.onCommit { applied.add(1) }
             return .applied

@@ -7,14 +7,12 @@ import Testing
 @testable import Support
 @testable import Wire
 
-/// The placeholder rewrite, without a server.
+/// What the PostgreSQL engine sends, without a server.
 @Suite struct PostgresPlaceholderTests {
-    @Test func questionMarksBecomeNumberedParametersOutsideLiteralsAndComments() {
-        let (text, count) = PostgresConnection.rewrite(
-            "SELECT ?, '?', \"a?\", ?2 -- is it?\nFROM t WHERE x = ? AND y = ?1")
-        #expect(text == "SELECT $1, '?', \"a?\", $2 -- is it?\nFROM t WHERE x = $3 AND y = $1")
-        #expect(count == 3)
-        #expect(PostgresConnection.rewrite("SELECT 'it''s ?' , ?").text == "SELECT 'it''s ?' , $1")
+    @Test func valuesBecomeNumberedParametersAndQuestionMarksInQuotesOrCommentsStayText() {
+        let sql: SQL = "SELECT \(1), '?', \"a?\" -- is it?\nFROM t WHERE x = \("x") AND y = \(1)"
+        #expect(sql.text(for: .postgres) == "SELECT $1, '?', \"a?\" -- is it?\nFROM t WHERE x = $2 AND y = $3")
+        #expect(sql.binds == [.int(1), .text("x"), .int(1)])
     }
 
     @Test func aURLWithoutAConnectTimeoutGetsOne() {
@@ -40,9 +38,12 @@ struct PostgresTests {
         let c = try connection()
         try c.execute("CREATE TABLE v(i BIGINT, small INTEGER, d DOUBLE PRECISION, t TEXT, b BYTEA, f BOOLEAN)")
         try c.query(
-            "INSERT INTO v(i, small, d, t, b, f) VALUES (?, ?, ?, ?, ?, true)",
-            [Int64.min, 7, 2.5, "héllo ✓ '?' \u{1}", SQLValue.blob([0, 1, 0xFF, 0x80])])
-        try c.query("INSERT INTO v(i, t, b) VALUES (?, ?, ?)", [Int64.max, "", SQLValue.blob([])])
+            """
+            INSERT INTO v(i, small, d, t, b, f) VALUES (\(Int64.min), \(7), \(2.5), \("héllo ✓ '?' \u{1}"),
+                \(SQLValue.blob([0, 1, 0xFF, 0x80])), true)
+            """
+        )
+        try c.query("INSERT INTO v(i, t, b) VALUES (\(Int64.max), \(""), \(SQLValue.blob([])))")
         let rows = try c.query("SELECT i, small, d, t, b, f FROM v ORDER BY i")
         #expect(try rows[0].int64("i") == Int64.min && rows[0].int("small") == 7)
         #expect(try rows[0].value("d") == .double(2.5) && rows[0].string("t") == "héllo ✓ '?' \u{1}")
@@ -51,8 +52,8 @@ struct PostgresTests {
         #expect(try rows[1].value("d") == .null && rows[1].optionalInt64("small") == nil)
         // SUM of a bigint is numeric: read as an integer when it is one.
         #expect(try c.scalar("SELECT SUM(small) FROM v") == 7)
-        #expect(try c.exists("SELECT 1 FROM v WHERE i = ?", [Int64.max]))
-        #expect(try !c.exists("SELECT 1 FROM v WHERE i = ?", [0]))
+        #expect(try c.exists("SELECT 1 FROM v WHERE i = \(Int64.max)"))
+        #expect(try !c.exists("SELECT 1 FROM v WHERE i = \(0)"))
         try c.query("UPDATE v SET small = 1")
         #expect(c.changes == 2)
     }
@@ -60,15 +61,15 @@ struct PostgresTests {
     @Test func errorsKeepSQLStateMessageDetailAndStatement() throws {
         let c = try connection()
         try c.execute("CREATE TABLE u(k TEXT PRIMARY KEY)")
-        try c.query("INSERT INTO u(k) VALUES (?)", ["a"])
-        let error = try #require(throws: PostgresError.self) { try c.query("INSERT INTO u(k) VALUES (?)", ["a"]) }
-        #expect(error.kind == .uniqueViolation && error.sqlState == "23505")
-        #expect(error.detail?.contains("(k)=(a)") == true && error.sql == "INSERT INTO u(k) VALUES (?)")
+        try c.query("INSERT INTO u(k) VALUES (\("a"))")
+        let error = try #require(throws: DatabaseError.self) { try c.query("INSERT INTO u(k) VALUES (\("a"))") }
+        #expect(error.kind == .uniqueViolation && error.sqlState == "23505" && error.constraint == "u_pkey")
+        #expect(error.detail?.contains("(k)=(a)") == true && error.sql == "INSERT INTO u(k) VALUES ($1)")
         #expect(error.serviceError == nil)
-        let syntax = try #require(throws: PostgresError.self) { try c.query("SELEC 1") }
+        let syntax = try #require(throws: DatabaseError.self) { try c.query("SELEC 1") }
         #expect(syntax.kind == .other && syntax.sqlState == "42601")
         // Text PostgreSQL cannot hold (U+0000; SQLite stores it) is a client's error, 400.
-        let nul = try #require(throws: PostgresError.self) { try c.query("SELECT 1 FROM u WHERE k = ?", ["a\u{0}b"]) }
+        let nul = try #require(throws: DatabaseError.self) { try c.query("SELECT 1 FROM u WHERE k = \("a\u{0}b")") }
         #expect(nul.kind == .invalidText && nul.serviceError?.status == 400 && nul.serviceError?.code == "invalid_field")
         // The connection goes on after an error.
         #expect(try c.scalar("SELECT COUNT(*) FROM u") == 1)
@@ -78,10 +79,8 @@ struct PostgresTests {
     @Test func thePreparedStatementCacheIsBounded() throws {
         let c = try PostgresConnection(url: try TestPostgres.shared().makeDatabase(), maxStatements: 4)
         for n in 1...10 {
-            let marks = Array(repeating: "?", count: n).joined(separator: ",")
-            let values = (1...n).map { $0 as any SQLBindable }
             #expect(
-                try c.scalar("SELECT COUNT(*) FROM (VALUES (1), (2), (3)) AS v(x) WHERE x IN (\(marks))", values)
+                try c.scalar("SELECT COUNT(*) FROM (VALUES (1), (2), (3)) AS v(x) WHERE x IN (\(list: Array(1...n)))")
                     == Int64(min(n, 3)))
             #expect(try c.scalar("SELECT COUNT(*) FROM pg_prepared_statements") ?? 99 <= 5)
         }
@@ -90,12 +89,12 @@ struct PostgresTests {
     @Test func aRequestsDeadlineBecomesTheStatementTimeout() async throws {
         let database = try Database(
             location: .postgres(url: try TestPostgres.shared().makeDatabase()), producer: nil, migrations: [])
-        let error = await #expect(throws: PostgresError.self) {
+        let error = await #expect(throws: DatabaseError.self) {
             try await RequestDeadline.$current.withValue(Timestamp.nowMs() + 300) {
                 try await database.read { try $0.query("SELECT pg_sleep(30)") }
             }
         }
-        #expect(error?.kind == .statementTimeout && error?.serviceError?.status == 504)
+        #expect(error?.kind == .timeout && error?.serviceError?.status == 504)
         // Outside a request there is no bound again.
         #expect(try await database.read { try $0.scalar("SELECT current_setting('statement_timeout') = '0'::text") } == 1)
     }
@@ -154,11 +153,11 @@ struct PostgresTests {
             migrations: [Migration("t", "CREATE TABLE t(v BIGINT)")], readers: 2)
         _ = try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (1)") }
         try server.control(["-m", "immediate", "stop"])
-        let down = await #expect(throws: PostgresError.self) {
+        let down = await #expect(throws: DatabaseError.self) {
             try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (2)") }
         }
         #expect(down?.kind == .connectionLost && down?.serviceError?.status == 503)
-        let downRead = await #expect(throws: PostgresError.self) { try await database.read { try $0.scalar("SELECT 1") } }
+        let downRead = await #expect(throws: DatabaseError.self) { try await database.read { try $0.scalar("SELECT 1") } }
         #expect(downRead?.kind == .connectionLost)
         try server.control(["-w", "start"])
         // Once the back-off has passed the write goes through (at most a few refusals before).
@@ -167,7 +166,7 @@ struct PostgresTests {
             do {
                 _ = try await database.write { tx in try tx.query("INSERT INTO t(v) VALUES (3)") }
                 written = true
-            } catch let error as PostgresError where error.kind == .connectionLost {
+            } catch let error as DatabaseError where error.kind == .connectionLost {
                 try await Task.sleep(for: .milliseconds(50))
             }
         }
@@ -177,7 +176,7 @@ struct PostgresTests {
             var value: Int64?
             for _ in 0..<200 where value == nil {
                 do { value = try await database.read { try $0.scalar("SELECT SUM(v) FROM t") } } catch let error
-                    as PostgresError where error.kind == .connectionLost
+                    as DatabaseError where error.kind == .connectionLost
                 {
                     try await Task.sleep(for: .milliseconds(50))
                 }

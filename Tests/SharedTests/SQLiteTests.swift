@@ -14,12 +14,12 @@ struct SQLiteTests {
         do {
             let c = try SQLiteConnection(path: path)
             try Migrator.migrate(DatabaseConnection(c), migrations)
-            try c.query("INSERT INTO a(x, y) VALUES (?, ?)", [1, "one"])
+            try c.query("INSERT INTO a(x, y) VALUES (\(1), \("one"))")
         }
         let c = try SQLiteConnection(path: path)
         try Migrator.migrate(DatabaseConnection(c), migrations + [Migration("a.3", "CREATE INDEX a_x ON a(x)")])
         #expect(try c.query("SELECT id FROM schema_migrations ORDER BY id").map { try $0.string("id") } == ["a.1", "a.2", "a.3"])
-        #expect(try c.queryOne("SELECT y FROM a WHERE x = ?", [1])?.string("y") == "one")
+        #expect(try c.queryOne("SELECT y FROM a WHERE x = \(1)")?.string("y") == "one")
         #expect(try c.queryOne("PRAGMA journal_mode")?.string("journal_mode") == "wal")
     }
 
@@ -29,7 +29,7 @@ struct SQLiteTests {
         let c = try SQLiteConnection(path: temporaryPath())
         try c.execute("CREATE TABLE a(x INTEGER PRIMARY KEY, y BLOB)")
         // 1,500 commits of a page-sized row: at least 1,500 frames.
-        for i in 0..<1_500 { try c.query("INSERT INTO a(x, y) VALUES (?, zeroblob(4000))", [i]) }
+        for i in 0..<1_500 { try c.query("INSERT INTO a(x, y) VALUES (\(i), zeroblob(4000))") }
         // wal_checkpoint's second column: the frames in the WAL before this checkpoint.
         let frames = try c.queryOne("PRAGMA wal_checkpoint(PASSIVE)")?.int64("log") ?? 0
         #expect(frames >= 1_500, "\(frames) frames: a commit checkpointed before the configured size")
@@ -107,10 +107,12 @@ struct SQLiteTests {
         try c.query("INSERT INTO k(id, v) VALUES (1, 'a')")
         #expect {
             try c.query("INSERT INTO k(id, v) VALUES (1, 'b')")
-        } throws: { ($0 as? SQLiteError)?.code == .constraintPrimaryKey && ($0 as? SQLiteError)?.isUniqueViolation == true }
+        } throws: {
+            ($0 as? DatabaseError)?.resultCode == .constraintPrimaryKey && ($0 as? DatabaseError)?.kind == .uniqueViolation
+        }
         #expect {
             try c.query("INSERT INTO k(id, v) VALUES (2, NULL)")
-        } throws: { ($0 as? SQLiteError)?.code == .constraintNotNull }
+        } throws: { ($0 as? DatabaseError)?.resultCode == .constraintNotNull && ($0 as? DatabaseError)?.kind == .other }
     }
 
     @Test func rowsAreReadByNameAndNullIsNeverAValue() throws {
@@ -133,32 +135,33 @@ struct SQLiteTests {
     /// statement fails (an integer overflow in `abs`), so reading it at all would throw.
     @Test func firstRowReadsStopAtTheFirstRow() throws {
         let c = try SQLiteConnection(path: temporaryPath())
-        let sql =
+        let sql: SQL =
             "SELECT CASE WHEN x = 1 THEN 7 ELSE abs(-9223372036854775807 - 1) END AS v FROM (SELECT 1 AS x UNION ALL SELECT 2)"
         #expect(try c.exists(sql))
         #expect(try c.scalar(sql) == 7)
         #expect(try c.queryOne(sql)?.int64("v") == 7)
-        #expect(throws: SQLiteError.self) { try c.query(sql) }
+        #expect(throws: DatabaseError.self) { try c.query(sql) }
     }
 
     @Test func errorsKeepCodeMessageAndSQL() throws {
         let c = try SQLiteConnection(path: temporaryPath())
         try c.execute("CREATE TABLE u(name TEXT UNIQUE)")
-        try c.query("INSERT INTO u(name) VALUES (?)", ["a"])
+        try c.query("INSERT INTO u(name) VALUES (\("a"))")
         #expect {
-            try c.query("INSERT INTO u(name) VALUES (?)", ["a"])
+            try c.query("INSERT INTO u(name) VALUES (\("a"))")
         } throws: { error in
-            guard let e = error as? SQLiteError else { return false }
-            return e.isUniqueViolation && e.sql == "INSERT INTO u(name) VALUES (?)" && e.message.contains("UNIQUE")
+            guard let e = error as? DatabaseError else { return false }
+            return e.kind == .uniqueViolation && e.engine == .sqlite && e.sql == "INSERT INTO u(name) VALUES (?1)"
+                && e.message.contains("UNIQUE")
         }
-        #expect(throws: SQLiteError.self) { try c.query("SELECT nope FROM u") }
+        #expect(throws: DatabaseError.self) { try c.query("SELECT nope FROM u") }
     }
 
     @Test func textWithNULAndNonASCIIRoundTrips() throws {
         let c = try SQLiteConnection(path: temporaryPath())
         try c.execute("CREATE TABLE t(v TEXT)")
         let value = "a\u{0}b \u{202E}é😀"
-        try c.query("INSERT INTO t(v) VALUES (?)", [value])
+        try c.query("INSERT INTO t(v) VALUES (\(value))")
         #expect(try c.queryOne("SELECT v FROM t")?.string("v") == value)
         #expect(try c.scalar("SELECT length(CAST(v AS BLOB)) FROM t") == Int64(value.utf8.count))
     }

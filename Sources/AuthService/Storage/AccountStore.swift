@@ -76,7 +76,7 @@ protocol AccountStore: Sendable {
 struct SQLAccountStore: AccountStore {
     let database: Database
 
-    static let identityColumns = "id, username, email, version"
+    static let identityColumns: SQL = "id, username, email, version"
 
     func ensureAvailable(email: String?, username: String?, excluding: String?) async throws {
         try await database.read { try Self.ensureAvailable(email: email, username: username, excluding: excluding, $0) }
@@ -87,10 +87,10 @@ struct SQLAccountStore: AccountStore {
     ) throws {
         var fields: [FieldError] = []
         let other = excluding ?? ""
-        if let email, try c.exists("SELECT 1 FROM users WHERE email = ? AND id <> ?", [email, other]) {
+        if let email, try c.exists("SELECT 1 FROM users WHERE email = \(email) AND id <> \(other)") {
             fields.append(FieldError(field: "email", .emailTaken, message: "this email is already registered"))
         }
-        if let username, try c.exists("SELECT 1 FROM users WHERE username = ? AND id <> ?", [username, other]) {
+        if let username, try c.exists("SELECT 1 FROM users WHERE username = \(username) AND id <> \(other)") {
             fields.append(FieldError(field: "username", .usernameTaken, message: "this username is taken"))
         }
         if let first = fields.first {
@@ -106,12 +106,9 @@ struct SQLAccountStore: AccountStore {
             try c.query(
                 """
                 INSERT INTO users(id, username, email, password_hash, version, created_at, registration_pending_since)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """,
-                [
-                    identity.id, identity.username, identity.email, passwordHash, identity.version, session.createdAt,
-                    session.createdAt,
-                ])
+                VALUES (\(identity.id), \(identity.username), \(identity.email), \(passwordHash), \(identity.version),
+                    \(session.createdAt), \(session.createdAt))
+                """)
             try SQLSessionStore.insert(session, in: tx)
             try tx.emit(Auth.UserRegistered(identity: identity))
         }
@@ -123,9 +120,8 @@ struct SQLAccountStore: AccountStore {
                 StoredAccount.self,
                 """
                 SELECT \(Self.identityColumns), password_hash FROM users
-                WHERE email = ? AND username = ? AND registration_pending_since >= ?
-                """,
-                [email, username, since])
+                WHERE email = \(email) AND username = \(username) AND registration_pending_since >= \(since)
+                """)
         }
     }
 
@@ -133,7 +129,7 @@ struct SQLAccountStore: AccountStore {
         try await database.write { tx in
             guard
                 try tx.connection.exists(
-                    "SELECT 1 FROM users WHERE id = ? AND registration_pending_since IS NOT NULL", [userId])
+                    "SELECT 1 FROM users WHERE id = \(userId) AND registration_pending_since IS NOT NULL")
             else { return false }
             try SQLSessionStore.insert(session, in: tx)
             return true
@@ -143,8 +139,11 @@ struct SQLAccountStore: AccountStore {
     func completeRegistration(userId: String) async throws {
         try await database.write { tx -> Void in
             _ = try tx.connection.query(
-                "UPDATE users SET registration_pending_since = NULL WHERE id = ? AND registration_pending_since IS NOT NULL",
-                [userId])
+                """
+                UPDATE users SET registration_pending_since = NULL WHERE id = \(userId)
+                    AND registration_pending_since IS NOT NULL
+                """
+            )
         }
     }
 
@@ -157,7 +156,7 @@ struct SQLAccountStore: AccountStore {
             var conflicts: [FieldError] = []
             // Every check before any insert: a conflict anywhere writes nothing.
             for (i, user) in users.enumerated() {
-                if let holder = try c.queryOne("SELECT id, email FROM users WHERE username = ?", [user.username]) {
+                if let holder = try c.queryOne("SELECT id, email FROM users WHERE username = \(user.username)") {
                     if try holder.string("email") == user.email {
                         outcomes[i] = .init(username: user.username, id: try holder.string("id"), created: false)
                         continue
@@ -167,7 +166,7 @@ struct SQLAccountStore: AccountStore {
                             field: "users[\(i)].username", .usernameTaken,
                             message: "this username belongs to an account with another email"))
                 }
-                if try c.exists("SELECT 1 FROM users WHERE email = ? AND username <> ?", [user.email, user.username]) {
+                if try c.exists("SELECT 1 FROM users WHERE email = \(user.email) AND username <> \(user.username)") {
                     conflicts.append(
                         FieldError(
                             field: "users[\(i)].email", .emailTaken,
@@ -184,8 +183,11 @@ struct SQLAccountStore: AccountStore {
             for (i, user) in users.enumerated() where outcomes[i] == nil {
                 let identity = Identity(id: RandomID.make(), username: user.username, email: user.email, version: 1)
                 try c.query(
-                    "INSERT INTO users(id, username, email, password_hash, version, created_at) VALUES (?, ?, ?, ?, 1, ?)",
-                    [identity.id, identity.username, identity.email, passwordHash, createdAt])
+                    """
+                    INSERT INTO users(id, username, email, password_hash, version, created_at)
+                        VALUES (\(identity.id), \(identity.username), \(identity.email), \(passwordHash), 1, \(createdAt))
+                    """
+                )
                 created.append(identity)
                 outcomes[i] = .init(username: user.username, id: identity.id, created: true)
             }
@@ -198,18 +200,16 @@ struct SQLAccountStore: AccountStore {
         try await database.read { c in
             try c.queryOne(
                 StoredAccount.self,
-                "SELECT \(Self.identityColumns), password_hash FROM users WHERE username = ? OR email = ? LIMIT 1",
-                [login, login])
+                "SELECT \(Self.identityColumns), password_hash FROM users WHERE username = \(login) OR email = \(login) LIMIT 1")
         }
     }
 
     func identities(ids: [String], usernames: [String]) async throws -> [Identity] {
         let found = try await database.read { c -> [Identity] in
             var found: [Identity] = []
-            for (column, values) in [("id", ids), ("username", usernames)] where !values.isEmpty {
-                let marks = Array(repeating: "?", count: values.count).joined(separator: ",")
+            for (column, values) in [("id" as SQL, ids), ("username", usernames)] where !values.isEmpty {
                 found += try c.query(
-                    Identity.self, "SELECT \(Self.identityColumns) FROM users WHERE \(column) IN (\(marks))", values)
+                    Identity.self, "SELECT \(Self.identityColumns) FROM users WHERE \(column) IN (\(list: values))")
             }
             return found
         }
@@ -222,7 +222,7 @@ struct SQLAccountStore: AccountStore {
             let c = tx.connection
             guard
                 let current = try c.queryOne(
-                    Identity.self, "SELECT \(Self.identityColumns) FROM users WHERE id = ?", [userId])
+                    Identity.self, "SELECT \(Self.identityColumns) FROM users WHERE id = \(userId)")
             else { throw ServiceError.notFound("user") }
             let newUsername = username ?? current.username
             let newEmail = email ?? current.email
@@ -232,8 +232,11 @@ struct SQLAccountStore: AccountStore {
                 username: newUsername == current.username ? nil : newUsername, excluding: userId, c)
             let updated = Identity(id: userId, username: newUsername, email: newEmail, version: current.version + 1)
             try c.query(
-                "UPDATE users SET username = ?, email = ?, version = ? WHERE id = ?",
-                [updated.username, updated.email, updated.version, userId])
+                """
+                UPDATE users SET username = \(updated.username), email = \(updated.email), version = \(updated.version)
+                    WHERE id = \(userId)
+                """
+            )
             try tx.emit(Auth.IdentityChanged(identity: updated))
             return (updated, true)
         }

@@ -36,35 +36,34 @@ struct SQLLoginFailureStore: LoginFailureStore {
     /// Deletes the pair's failures in `tx` (a successful login from that address).
     static func clear(_ key: LoginFailureKey, in tx: Transaction) throws {
         try tx.query(
-            "DELETE FROM login_failures WHERE account_key = ? AND address_key = ?", [key.account, key.address])
+            "DELETE FROM login_failures WHERE account_key = \(key.account) AND address_key = \(key.address)")
     }
 
     func recent(_ key: LoginFailureKey, pairSince: Int64, addressSince: Int64, accountSince: Int64) async throws
         -> RecentFailures
     {
         try await database.read { c in
-            func times(_ sql: String, _ params: [any SQLBindable]) throws -> [Int64] {
-                try c.query(sql, params).map { try $0.int64("at") }
+            func times(_ sql: SQL) throws -> [Int64] {
+                try c.query(sql).map { try $0.int64("at") }
             }
             return RecentFailures(
                 pair: try times(
-                    "SELECT at FROM login_failures WHERE account_key = ? AND address_key = ? AND at > ? ORDER BY at",
-                    [key.account, key.address, pairSince]),
+                    """
+                    SELECT at FROM login_failures WHERE account_key = \(key.account) AND address_key = \(key.address)
+                        AND at > \(pairSince) ORDER BY at
+                    """),
                 address: try times(
-                    "SELECT at FROM login_failures WHERE address_key = ? AND at > ? ORDER BY at",
-                    [key.address, addressSince]),
+                    "SELECT at FROM login_failures WHERE address_key = \(key.address) AND at > \(addressSince) ORDER BY at"),
                 account: try times(
-                    "SELECT at FROM login_failures WHERE account_key = ? AND at > ? ORDER BY at",
-                    [key.account, accountSince]))
+                    "SELECT at FROM login_failures WHERE account_key = \(key.account) AND at > \(accountSince) ORDER BY at"))
         }
     }
 
     func record(_ key: LoginFailureKey, now: Int64, keepAfter: Int64) async throws {
         try await database.write { tx in
-            try tx.query("DELETE FROM login_failures WHERE at <= ?", [keepAfter])
+            try tx.query("DELETE FROM login_failures WHERE at <= \(keepAfter)")
             try tx.query(
-                "INSERT INTO login_failures(account_key, address_key, at) VALUES (?, ?, ?)",
-                [key.account, key.address, now])
+                "INSERT INTO login_failures(account_key, address_key, at) VALUES (\(key.account), \(key.address), \(now))")
         }
     }
 }

@@ -44,8 +44,11 @@ struct SQLSessionStore: SessionStore {
     /// Inserts a session in `tx` (also used by registration).
     static func insert(_ s: NewSession, in tx: Transaction) throws {
         try tx.query(
-            "INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
-            [s.id, s.tokenDigest, s.userId, s.createdAt, s.expiresAt])
+            """
+            INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at)
+                VALUES (\(s.id), \(s.tokenDigest), \(s.userId), \(s.createdAt), \(s.expiresAt))
+            """
+        )
     }
 
     func start(_ session: NewSession, clearing failures: LoginFailureKey) async throws {
@@ -65,10 +68,9 @@ struct SQLSessionStore: SessionStore {
             while !rest.isEmpty {
                 let chunk = rest.prefix(500)
                 rest = rest.dropFirst(chunk.count)
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
                 for identity in try tx.connection.query(
-                    Identity.self, "SELECT \(SQLAccountStore.identityColumns) FROM users WHERE id IN (\(marks))",
-                    chunk.map(\.userId))
+                    Identity.self,
+                    "SELECT \(SQLAccountStore.identityColumns) FROM users WHERE id IN (\(list: chunk.map(\.userId)))")
                 {
                     byId[identity.id] = identity
                 }
@@ -93,8 +95,8 @@ struct SQLSessionStore: SessionStore {
                 """
                 SELECT s.id AS session_id, s.user_id, s.expires_at, u.username
                 FROM sessions s JOIN users u ON u.id = s.user_id
-                WHERE s.token_hash = ? AND s.revoked_at IS NULL AND s.expires_at > ?
-                """, [tokenDigest, now])
+                WHERE s.token_hash = \(tokenDigest) AND s.revoked_at IS NULL AND s.expires_at > \(now)
+                """)
         }
         guard let row else { return nil }
         return Auth.Validate.Reply(
@@ -106,22 +108,30 @@ struct SQLSessionStore: SessionStore {
         try await database.write { tx -> Auth.Logout.Reply? in
             guard
                 let session = try tx.connection.queryOne(
-                    "SELECT id, user_id FROM sessions WHERE token_hash = ? AND revoked_at IS NULL AND expires_at > ?",
-                    [tokenDigest, now])
+                    """
+                    SELECT id, user_id FROM sessions WHERE token_hash = \(tokenDigest) AND revoked_at IS NULL
+                        AND expires_at > \(now)
+                    """
+                )
             else { return nil }
             let userId = try session.string("user_id")
             let ids: [String]
             if allSessions {
                 ids = try tx.query(
-                    "SELECT id FROM sessions WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ? ORDER BY created_at, id",
-                    [userId, now]
+                    """
+                    SELECT id FROM sessions WHERE user_id = \(userId) AND revoked_at IS NULL AND expires_at > \(now)
+                        ORDER BY created_at, id
+                    """
                 ).map { try $0.string("id") }
                 try tx.query(
-                    "UPDATE sessions SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND expires_at > ?",
-                    [now, userId, now])
+                    """
+                    UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userId) AND revoked_at IS NULL
+                        AND expires_at > \(now)
+                    """
+                )
             } else {
                 ids = [try session.string("id")]
-                try tx.query("UPDATE sessions SET revoked_at = ? WHERE id = ?", [now, ids[0]])
+                try tx.query("UPDATE sessions SET revoked_at = \(now) WHERE id = \(ids[0])")
             }
             try tx.emit(Auth.SessionRevoked(userId: userId, sessionIds: ids))
             return Auth.Logout.Reply(userId: userId, revokedSessionIds: ids)
@@ -132,12 +142,11 @@ struct SQLSessionStore: SessionStore {
         // Two statements, each served by its own index (an OR of the two made SQLite scan).
         try await database.write { tx -> Int in
             try tx.query(
-                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= ? LIMIT ?)",
-                [now, limit])
+                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= \(now) LIMIT \(limit))")
             let expired = tx.connection.changes
             try tx.query(
-                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE revoked_at IS NOT NULL LIMIT ?)",
-                [limit - expired])
+                "DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE revoked_at IS NOT NULL LIMIT \(limit - expired))"
+            )
             return expired + tx.connection.changes
         }
     }

@@ -53,7 +53,7 @@ public struct FileMediaStore: MediaStore {
             var attempt = 0
             while true {
                 attempt += 1
-                if Self.exists(path) { break }
+                if Self.fileExists(path) { break }
                 do throws(MediaError) {
                     try Self.writeOnce(variant.bytes, to: path, in: directory)
                     published = true
@@ -152,7 +152,7 @@ public struct FileMediaStore: MediaStore {
         variant == .original ? [.jpeg, .mp4, .quicktime] : [.jpeg]
     }
 
-    private static func exists(_ path: String) -> Bool {
+    private static func fileExists(_ path: String) -> Bool {
         access(path, F_OK) == 0
     }
 
@@ -200,7 +200,7 @@ public struct FileMediaStore: MediaStore {
 
     /// `mkdir -p` with mode 0755; a directory made here is flushed into its parent.
     private static func makeDirectories(_ path: String) throws(MediaError) {
-        if exists(path) { return }
+        if fileExists(path) { return }
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             let parent = prefix.isEmpty ? "/" : prefix

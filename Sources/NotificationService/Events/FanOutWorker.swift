@@ -68,11 +68,10 @@ final class FanOutWorker: Service {
     /// worker (woken when `tx` commits). A post's fan-out starts once: the post is marked in the
     /// same transaction, so a repeated event (a replay after a lost cursor) notifies nobody twice.
     func start(_ job: FanOutJob, in tx: Transaction) throws {
-        try tx.query("UPDATE posts SET fanned_out = 1 WHERE key = ? AND fanned_out = 0", [job.post])
-        guard tx.connection.changes == 1 else { return }
+        guard try FanOutJobs.markFannedOut(post: job.post, in: tx) else { return }
         let started = Timestamp.nowMs()
         let (count, last) = try notifications.fanOut(job, after: 0, limit: batch, in: tx)
-        guard count == batch, let last, try Self.hasFollowers(of: job.owner, after: last, on: tx.connection) else {
+        guard count == batch, let last, try FanOutJobs.hasFollowers(of: job.owner, after: last, on: tx.connection) else {
             if count > 0 {
                 logger.debug(
                     "fanout.done",
@@ -82,29 +81,18 @@ final class FanOutWorker: Service {
         }
         let progress = self.progress
         tx.onCommit { progress.withLock { $0[job.post] = (started, count) } }
-        try tx.query(
-            """
-            INSERT INTO fanout_jobs(post, owner, created_at, after_follower) VALUES (?, ?, ?, ?)
-            ON CONFLICT DO NOTHING
-            """,
-            [job.post, job.owner, job.createdAt, last])
+        try FanOutJobs.record(job, after: last, in: tx)
         wakeOnCommit(tx)
     }
 
     /// Removes the notifications about `post` in `tx`, or the first batch of them and records
     /// the rest for the worker; cancels the post's fan-out.
     func purge(post: Int64, in tx: Transaction) throws {
-        try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [post])
+        try FanOutJobs.remove(post: post, in: tx)
         if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) == batch {
-            try tx.query("INSERT INTO purge_jobs(post) VALUES (?) ON CONFLICT DO NOTHING", [post])
+            try FanOutJobs.recordPurge(post: post, in: tx)
             wakeOnCommit(tx)
         }
-    }
-
-    /// Whether `owner` has `notifyPosts` followers after key `after`.
-    static func hasFollowers(of owner: Int64, after: Int64, on c: DatabaseConnection) throws -> Bool {
-        try c.exists(
-            "SELECT 1 FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ? LIMIT 1", [owner, after])
     }
 
     private func wakeOnCommit(_ tx: Transaction) {
@@ -136,28 +124,17 @@ final class FanOutWorker: Service {
         let progress = self.progress
         return try await database.write { tx -> Bool in
             let c = tx.connection
-            // Oldest first: SQLite's rowid, PostgreSQL's identity column `position`.
-            if let row = try c.queryOne(
-                """
-                SELECT j.post, j.owner, j.created_at, j.after_follower, j.skip_notified, p.id AS post_id,
-                    p.thumbnail_url, i.id AS owner_id
-                FROM fanout_jobs j JOIN posts p ON p.key = j.post JOIN identities i ON i.key = j.owner
-                ORDER BY j.\(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1\(c.sql(sqlite: "", postgres: " FOR UPDATE OF j SKIP LOCKED"))
-                """)
-            {
-                let job = FanOutJob(
-                    post: try row.int64("post"), postId: try row.string("post_id"), owner: try row.int64("owner"),
-                    ownerId: try row.string("owner_id"), thumbnailURL: try row.string("thumbnail_url"),
-                    createdAt: try row.int64("created_at"), skipNotified: try row.bool("skip_notified"))
+            // Oldest first.
+            if let (job, after) = try FanOutJobs.next(in: tx) {
                 let (count, last) = try notifications.fanOut(
-                    job, after: try row.int64("after_follower"), limit: batch, in: tx)
-                let more = try last.map { try Self.hasFollowers(of: job.owner, after: $0, on: c) } ?? false
+                    job, after: after, limit: batch, in: tx)
+                let more = try last.map { try FanOutJobs.hasFollowers(of: job.owner, after: $0, on: c) } ?? false
                 let reached = progress.withLock { p -> (startedMs: Int64, reached: Int)? in
                     p[job.post]?.reached += count
                     return p[job.post]
                 }
                 if count < batch || !more {
-                    try tx.query("DELETE FROM fanout_jobs WHERE post = ?", [job.post])
+                    try FanOutJobs.remove(post: job.post, in: tx)
                     progress.withLock { _ = $0.removeValue(forKey: job.post) }
                     // Followers and time since the event, as far as this process saw the job.
                     logger.info(
@@ -167,16 +144,13 @@ final class FanOutWorker: Service {
                             "ms": reached.map { "\(Timestamp.nowMs() - $0.startedMs)" } ?? "?",
                         ])
                 } else {
-                    try tx.query("UPDATE fanout_jobs SET after_follower = ? WHERE post = ?", [last!, job.post])
+                    try FanOutJobs.advance(post: job.post, to: last!, in: tx)
                 }
                 return true
             }
-            if let post = try c.scalar(
-                "SELECT post FROM purge_jobs ORDER BY \(c.sql(sqlite: "rowid", postgres: "position")) LIMIT 1"
-                    + c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED"))
-            {
+            if let post = try FanOutJobs.nextPurge(in: tx) {
                 if try NotificationWriter.delete(aboutPost: post, limit: batch, in: tx) < batch {
-                    try tx.query("DELETE FROM purge_jobs WHERE post = ?", [post])
+                    try FanOutJobs.removePurge(post: post, in: tx)
                 }
                 return true
             }

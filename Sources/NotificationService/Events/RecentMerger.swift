@@ -49,12 +49,7 @@ final class RecentMerger: Service {
     /// One pass: moves the rows up to the (recipient, seq) that was last when it started.
     /// - Returns: how many rows were moved.
     func pass() async throws -> Int {
-        guard
-            let end = try await database.read({ c in
-                try c.queryOne("SELECT recipient, seq FROM recent_notifications ORDER BY recipient DESC, seq DESC LIMIT 1")
-            })
-        else { return 0 }
-        let last = (try end.int64("recipient"), try end.int64("seq"))
+        guard let last = try await database.read({ try RecentMerge.last(on: $0) }) else { return 0 }
         var after: (Int64, Int64) = (Int64.min, Int64.min)
         var moved = 0
         while !Task.isCancelled {
@@ -74,36 +69,10 @@ final class RecentMerger: Service {
     func step(after: (Int64, Int64), upTo last: (Int64, Int64)) async throws -> (Int, (Int64, Int64)?) {
         let batch = self.batch
         return try await database.write { tx in
-            if try tx.connection.exists("SELECT 1 FROM fanout_jobs UNION ALL SELECT 1 FROM purge_jobs") {
-                return (0, nil)
-            }
-            let keys = try tx.connection.integerPairs(
-                """
-                SELECT recipient, seq FROM recent_notifications
-                WHERE (recipient, seq) > (?1, ?2) AND (recipient, seq) <= (?3, ?4)
-                ORDER BY recipient, seq LIMIT ?5
-                """, [after.0, after.1, last.0, last.1, batch])
+            if try RecentMerge.jobsPending(on: tx.connection) { return (0, nil) }
+            let keys = try RecentMerge.keys(after: after, upTo: last, limit: batch, on: tx.connection)
             guard let first = keys.first, let end = keys.last else { return (0, nil) }
-            let range: [any SQLBindable] = [first.0, first.1, end.0, end.1]
-            try tx.query(
-                """
-                INSERT INTO notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
-                SELECT recipient, seq, type, actor, post, once, detail, created_at, grp FROM recent_notifications
-                WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) ORDER BY recipient, seq
-                """, range)
-            // Each recipient's newest merged seq, so the next seq never has to be looked up in
-            // the big table (`NotificationWriter.head`).
-            try tx.query(
-                """
-                INSERT INTO recipients(recipient, merged_head)
-                SELECT recipient, MAX(seq) FROM recent_notifications
-                WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4) GROUP BY recipient
-                ON CONFLICT(recipient) DO UPDATE SET merged_head = \(tx.connection.sql(sqlite: "MAX", postgres: "GREATEST"))(
-                    recipients.merged_head, excluded.merged_head)
-                """, range)
-            try tx.query(
-                "DELETE FROM recent_notifications WHERE (recipient, seq) >= (?1, ?2) AND (recipient, seq) <= (?3, ?4)",
-                range)
+            try RecentMerge.move(from: first, to: end, in: tx)
             return (keys.count, end)
         }
     }

@@ -82,45 +82,21 @@ final class RetentionPruner: Service {
             var deleted = 0
             var visited = 0
             while visited < limit {
-                // The next recipient with notifications: one seek in the primary key.
-                guard
-                    let next = try c.scalar(
-                        "SELECT recipient FROM notifications WHERE recipient > ? ORDER BY recipient LIMIT 1", [recipient])
-                else { return (nil, deleted) }
+                // The next recipient with notifications.
+                guard let next = try Retention.nextRecipient(after: recipient, on: c) else { return (nil, deleted) }
                 recipient = next
                 visited += 1
-                // Every seq in `recent_notifications` is above every seq of the recipient in
-                // `notifications` (new rows take the head + 1; the merge moves whole recipients'
-                // rows), so the oldest is here and the newest is the head of both.
-                guard
-                    let range = try c.queryOne(
-                        """
-                        SELECT (SELECT MIN(seq) FROM notifications WHERE recipient = ?1) AS oldest,
-                            \(c.sql(sqlite: "MAX", postgres: "GREATEST"))(
-                                COALESCE((SELECT MAX(seq) FROM notifications WHERE recipient = ?1), 0),
-                                COALESCE((SELECT MAX(seq) FROM recent_notifications WHERE recipient = ?1), 0)) AS newest
-                        """, [recipient]),
-                    let oldest = try range.optionalInt64("oldest")
-                else { continue }
-                let newest = try range.int64("newest")
+                guard let (oldest, newest) = try Retention.seqRange(of: recipient, on: c) else { continue }
                 if newest - oldest + 1 > Int64(policy.count) {
                     // The count-th newest seq: everything older goes.
-                    if let keepFrom = try c.scalar(
-                        "SELECT seq FROM all_notifications WHERE recipient = ? ORDER BY seq DESC LIMIT 1 OFFSET ?",
-                        [recipient, policy.count - 1])
-                    {
-                        let rows = try NotificationRemoval.rows(
-                            where: "recipient = ? AND seq < ?", [recipient, keepFrom], on: c)
+                    if let keepFrom = try Retention.seq(newest: policy.count, of: recipient, on: c) {
+                        let rows = try Retention.rows(of: recipient, below: keepFrom, on: c)
                         try NotificationRemoval.remove(rows, in: tx)
                         deleted += rows.count
                     }
                 }
-                if let oldestTime = try c.scalar(
-                    "SELECT created_at FROM notifications WHERE recipient = ? ORDER BY seq LIMIT 1", [recipient]),
-                    oldestTime < cutoff
-                {
-                    let rows = try NotificationRemoval.rows(
-                        where: "recipient = ? AND seq < ? AND created_at < ?", [recipient, newest, cutoff], on: c)
+                if let oldestTime = try Retention.oldestTime(of: recipient, on: c), oldestTime < cutoff {
+                    let rows = try Retention.rows(of: recipient, below: newest, createdBefore: cutoff, on: c)
                     try NotificationRemoval.remove(rows, in: tx)
                     deleted += rows.count
                 }

@@ -39,12 +39,6 @@ final class PushQueue: Sendable {
         }
     }
 
-    /// The SQL condition on devices alias `d` that keeps only `environments` (constants: no
-    /// parameter to bind), e.g. `d.environment IN ('sandbox')`.
-    var environmentCondition: String {
-        "d.environment IN (" + environments.sorted().map { "'\($0)'" }.joined(separator: ", ") + ")"
-    }
-
     /// Rings the doorbell once `tx` commits.
     func wakeOnCommit(_ tx: Transaction) {
         let doorbell = self.doorbell

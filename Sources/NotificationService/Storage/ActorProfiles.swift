@@ -38,9 +38,10 @@ enum ActorProfiles {
         let actor = try Keys.user(user.id, in: tx)
         try tx.query(
             """
-            INSERT INTO actor_profiles(actor, name, bio, photo_url) VALUES (?, ?, ?, CAST(? AS TEXT))
+            INSERT INTO actor_profiles(actor, name, bio, photo_url) VALUES (\(actor), \(user.name), \(user.bio),
+                CAST(\(user.profilePhotoURL) AS TEXT))
             ON CONFLICT (actor) DO UPDATE SET name = excluded.name, bio = excluded.bio, photo_url = excluded.photo_url
-            """, [actor, user.name, user.bio, user.profilePhotoURL])
+            """)
     }
 
     /// The public user of actor `key` (id `id`), nil when the replica lacks its profile or its
@@ -50,8 +51,8 @@ enum ActorProfiles {
             let row = try c.queryOne(
                 """
                 SELECT i.username, a.name, a.bio, a.photo_url FROM actor_profiles a
-                JOIN identities i ON i.key = a.actor WHERE a.actor = ?
-                """, [key]),
+                JOIN identities i ON i.key = a.actor WHERE a.actor = \(key)
+                """),
             let username = try row.optionalString("username")
         else { return nil }
         return PublicUser(

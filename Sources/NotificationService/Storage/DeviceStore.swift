@@ -43,12 +43,15 @@ struct DeviceStore: Sendable {
         return try await database.write { tx in
             let c = tx.connection
             let user = try Keys.user(r.userId, in: tx)
-            if let row = try c.queryOne("SELECT key, id, user_key FROM devices WHERE token = ?", [r.token]) {
+            if let row = try c.queryOne("SELECT key, id, user_key FROM devices WHERE token = \(r.token)") {
                 let key = try row.int64("key")
                 if try row.int64("user_key") == user {
                     try tx.query(
-                        "UPDATE devices SET environment = ?, session_id = ?, created_at = ? WHERE key = ?",
-                        [r.environment, r.sessionId, now, key])
+                        """
+                        UPDATE devices SET environment = \(r.environment), session_id = \(r.sessionId), created_at = \(now)
+                            WHERE key = \(key)
+                        """
+                    )
                     return Self.device(id: try row.string("id"), environment: r.environment, createdAt: now)
                 }
                 // Another user's: the token moves; nothing queued for them goes to the caller.
@@ -59,17 +62,16 @@ struct DeviceStore: Sendable {
                 try tx.query(
                     """
                     INSERT INTO devices(id, user_key, token, environment, session_id, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?)
-                    """, [id, user, r.token, r.environment, r.sessionId, now])
-            } catch let error as PostgresError where error.kind == .uniqueViolation {
+                    VALUES (\(id), \(user), \(r.token), \(r.environment), \(r.sessionId), \(now))
+                    """)
+            } catch let error as DatabaseError where error.kind == .uniqueViolation {
                 // Another replica registered the same token at the same moment: run again, now
                 // seeing its row.
                 throw WriteConflict(reason: "another replica registered the same device token")
             }
-            // SQLite takes OFFSET only after a LIMIT (-1: none).
+            // SQLite takes OFFSET only after a LIMIT (`SQL.noLimit`).
             let surplus = try c.query(
-                "SELECT key FROM devices WHERE user_key = ? ORDER BY key DESC \(c.sql(sqlite: "LIMIT -1 ", postgres: ""))OFFSET ?",
-                [user, Self.maxPerUser])
+                "SELECT key FROM devices WHERE user_key = \(user) ORDER BY key DESC \(SQL.noLimit) OFFSET \(Self.maxPerUser)")
             for row in surplus { try Self.delete(deviceKey: try row.int64("key"), in: tx) }
             return Self.device(id: id, environment: r.environment, createdAt: now)
         }
@@ -88,9 +90,9 @@ struct DeviceStore: Sendable {
             guard let user = try Keys.existingUser(userId, on: c) else { return .init(items: [], nextCursor: nil) }
             let rows = try c.query(
                 """
-                SELECT key, id, environment, created_at FROM devices WHERE user_key = ? AND key < ?
-                ORDER BY key DESC LIMIT ?
-                """, [user, before, limit + 1])
+                SELECT key, id, environment, created_at FROM devices WHERE user_key = \(user) AND key < \(before)
+                ORDER BY key DESC LIMIT \(limit + 1)
+                """)
             let items = try rows.prefix(limit).map {
                 Self.device(
                     id: try $0.string("id"), environment: try $0.string("environment"),
@@ -109,7 +111,7 @@ struct DeviceStore: Sendable {
         let found = try await database.write { tx -> Bool in
             let c = tx.connection
             guard let user = try Keys.existingUser(userId, on: c),
-                let key = try c.scalar("SELECT key FROM devices WHERE id = ? AND user_key = ?", [deviceId, user])
+                let key = try c.scalar("SELECT key FROM devices WHERE id = \(deviceId) AND user_key = \(user)")
             else { return false }
             try Self.delete(deviceKey: key, in: tx)
             return true
@@ -129,14 +131,15 @@ struct DeviceStore: Sendable {
         while !rest.isEmpty {
             let chunk = rest.prefix(500)
             rest = rest.dropFirst(chunk.count)
-            var params: [any SQLBindable] = []
-            for d in chunk { params += [RandomID.make(), d.userKey, d.token, d.environment, nowMs] }
+            let rows = chunk.map { d -> SQL in
+                "(\(RandomID.make()), \(d.userKey), \(d.token), \(d.environment), '', \(nowMs))"
+            }
             try tx.query(
                 """
                 INSERT INTO devices(id, user_key, token, environment, session_id, created_at) VALUES
-                \(Array(repeating: "(?, ?, ?, ?, '', ?)", count: chunk.count).joined(separator: ", "))
+                \(rows.joined(separator: ", "))
                 ON CONFLICT(token) DO NOTHING
-                """, params)
+                """)
             created += tx.connection.changes
         }
         return created
@@ -144,8 +147,8 @@ struct DeviceStore: Sendable {
 
     /// Deletes device `deviceKey` and its queued pushes, in `tx`. - Throws: the engine's error.
     static func delete(deviceKey: Int64, in tx: Transaction) throws {
-        try tx.query("DELETE FROM push_queue WHERE device = ?", [deviceKey])
-        try tx.query("DELETE FROM devices WHERE key = ?", [deviceKey])
+        try tx.query("DELETE FROM push_queue WHERE device = \(deviceKey)")
+        try tx.query("DELETE FROM devices WHERE key = \(deviceKey)")
     }
 
     /// Deletes the devices `userId` registered with any of `sessionIds`, and their queued pushes
@@ -156,7 +159,7 @@ struct DeviceStore: Sendable {
         guard !sessionIds.isEmpty, let user = try Keys.existingUser(userId, on: tx.connection) else { return 0 }
         var removed = 0
         for session in sessionIds {
-            let keys = try tx.query("SELECT key FROM devices WHERE user_key = ? AND session_id = ?", [user, session])
+            let keys = try tx.query("SELECT key FROM devices WHERE user_key = \(user) AND session_id = \(session)")
             for row in keys {
                 try delete(deviceKey: try row.int64("key"), in: tx)
                 removed += 1
@@ -178,7 +181,7 @@ struct DeviceStore: Sendable {
     func preferences(userId: String) async throws -> Notifications.PushPreferences {
         try await database.read { c in
             guard let user = try Keys.existingUser(userId, on: c) else { return .init() }
-            return Self.preferences(muted: try c.scalar("SELECT muted FROM push_preferences WHERE user_key = ?", [user]) ?? 0)
+            return Self.preferences(muted: try c.scalar("SELECT muted FROM push_preferences WHERE user_key = \(user)") ?? 0)
         }
     }
 
@@ -193,15 +196,15 @@ struct DeviceStore: Sendable {
         return try await database.write { tx in
             let user = try Keys.user(r.userId, in: tx)
             var muted =
-                try tx.connection.scalar("SELECT muted FROM push_preferences WHERE user_key = ?", [user]) ?? 0
+                try tx.connection.scalar("SELECT muted FROM push_preferences WHERE user_key = \(user)") ?? 0
             for case (let type, let on?) in changes {
                 muted = on ? muted & ~Self.muteBit(type) : muted | Self.muteBit(type)
             }
             try tx.query(
                 """
-                INSERT INTO push_preferences(user_key, muted) VALUES (?1, ?2)
+                INSERT INTO push_preferences(user_key, muted) VALUES (\(user), \(muted))
                 ON CONFLICT(user_key) DO UPDATE SET muted = excluded.muted
-                """, [user, muted])
+                """)
             return Self.preferences(muted: muted)
         }
     }

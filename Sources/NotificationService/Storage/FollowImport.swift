@@ -21,29 +21,26 @@ enum FollowImport {
     ) throws -> [String] {
         let keys = String(decoding: try WireJSON.encode(followers.map(\.key)), as: UTF8.self)
         // `WHERE true` keeps SQLite from reading ON CONFLICT as part of the SELECT's join. A JSON
-        // array of keys: SQLite's json_each, PostgreSQL's jsonb_array_elements_text.
-        let elements = tx.connection.sql(
-            sqlite: "SELECT value FROM json_each(?)",
-            postgres: "SELECT value::bigint AS value FROM jsonb_array_elements_text(?::jsonb)")
+        // array of keys (`SQL.integers(inJSONArray:)`).
         let created = Set(
             try tx.query(
                 """
                 INSERT INTO edges(follower, followee, notify_posts, created_at)
-                SELECT k.value, ?, ?, ? FROM (\(elements)) k WHERE true
+                SELECT k.value, \(followee.key), \(notifyPosts), \(nowMs) FROM (\(SQL.integers(inJSONArray: keys))) k WHERE true
                 ON CONFLICT(follower, followee) DO NOTHING
                 RETURNING follower
-                """, [followee.key, notifyPosts, nowMs, keys]
+                """
             ).map { try $0.int64("follower") })
         if created.isEmpty { return [] }
+        // In key order: imports running at once (two replicas) lock the counters in the same
+        // order, never each other's in reverse (a deadlock).
+        let sorted = String(decoding: try WireJSON.encode(created.sorted()), as: UTF8.self)
         try tx.query(
             """
             INSERT INTO follow_counts("user", followers, following)
-            SELECT k.value, 0, 1 FROM (\(elements)) k WHERE true
+            SELECT k.value, 0, 1 FROM (\(SQL.integers(inJSONArray: sorted))) k WHERE true
             ON CONFLICT("user") DO UPDATE SET following = follow_counts.following + 1
-            """,
-            // In key order: imports running at once (two replicas) lock the counters in the
-            // same order, never each other's in reverse (a deadlock).
-            [String(decoding: try WireJSON.encode(created.sorted()), as: UTF8.self)])
+            """)
         try SQLFollowStore.adjust(user: followee.key, followers: created.count, following: 0, in: tx)
         // RETURNING gives no order guarantee: the event lists them in request order.
         let ordered = followers.filter { created.contains($0.key) }.map(\.id)

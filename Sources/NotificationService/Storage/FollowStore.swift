@@ -45,7 +45,7 @@ struct SQLFollowStore: FollowStore {
 
     /// Whether user key `follower` follows user key `followee`.
     static func follows(_ follower: Int64, _ followee: Int64, on c: DatabaseConnection) throws -> Bool {
-        try c.exists("SELECT 1 FROM edges WHERE follower = ? AND followee = ?", [follower, followee])
+        try c.exists("SELECT 1 FROM edges WHERE follower = \(follower) AND followee = \(followee)")
     }
 
     /// The viewer's relation to `user` (ids): `self`, `following` or `not_following`.
@@ -65,12 +65,12 @@ struct SQLFollowStore: FollowStore {
             let from = try Keys.user(follower.id, in: tx)
             let to = try Keys.user(followee.id, in: tx)
             if let current = try tx.connection.scalar(
-                "SELECT notify_posts FROM edges WHERE follower = ? AND followee = ?", [from, to])
+                "SELECT notify_posts FROM edges WHERE follower = \(from) AND followee = \(to)")
             {
                 guard let wanted = notifyPosts, wanted != (current != 0) else {
                     return .init(followState: .following, notifyPosts: current != 0)
                 }
-                try tx.query("UPDATE edges SET notify_posts = ? WHERE follower = ? AND followee = ?", [wanted, from, to])
+                try tx.query("UPDATE edges SET notify_posts = \(wanted) WHERE follower = \(from) AND followee = \(to)")
                 try tx.emit(
                     Notifications.FollowChanged(
                         followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: wanted))
@@ -81,9 +81,9 @@ struct SQLFollowStore: FollowStore {
             // above (PostgreSQL, read committed): run again, and find it.
             try tx.query(
                 """
-                INSERT INTO edges(follower, followee, notify_posts, created_at) VALUES (?, ?, ?, ?)
+                INSERT INTO edges(follower, followee, notify_posts, created_at) VALUES (\(from), \(to), \(notify), \(nowMs))
                 ON CONFLICT (follower, followee) DO NOTHING
-                """, [from, to, notify, nowMs])
+                """)
             guard tx.connection.changes > 0 else { throw WriteConflict(reason: "a concurrent follow made the edge") }
             try Self.adjust(follower: from, followee: to, by: 1, in: tx)
             try tx.emit(
@@ -102,14 +102,14 @@ struct SQLFollowStore: FollowStore {
             guard let from = try Keys.existingUser(followerId, on: tx.connection),
                 let to = try Keys.existingUser(followeeId, on: tx.connection),
                 let row = try tx.query(
-                    "DELETE FROM edges WHERE follower = ? AND followee = ? RETURNING notify_posts", [from, to]
+                    "DELETE FROM edges WHERE follower = \(from) AND followee = \(to) RETURNING notify_posts"
                 ).first
             else { return }
             try Self.adjust(follower: from, followee: to, by: -1, in: tx)
             try NotificationRemoval.remove(
                 try NotificationRemoval.rows(
-                    where: "recipient = ? AND actor = ? AND type = ? AND once = 0",
-                    [to, from, NotificationType.follow.rawValue], on: tx.connection),
+                    where: "recipient = \(to) AND actor = \(from) AND type = \(NotificationType.follow.rawValue) AND once = 0",
+                    on: tx.connection),
                 suppressRepeat: true, in: tx)
             try tx.emit(
                 Notifications.FollowChanged(
@@ -126,15 +126,16 @@ struct SQLFollowStore: FollowStore {
 
     /// Moves one user's counters, never below zero.
     static func adjust(user: Int64, followers: Int, following: Int, in tx: Transaction) throws {
-        // `user` is quoted: a reserved word in PostgreSQL. SQLite's two-argument MAX is
-        // PostgreSQL's GREATEST.
-        let max = tx.connection.sql(sqlite: "MAX", postgres: "GREATEST")
+        // `user` is quoted: a reserved word in PostgreSQL.
+        let max = SQL.greatest
         try tx.query(
             """
-            INSERT INTO follow_counts("user", followers, following) VALUES (?1, \(max)(?2, 0), \(max)(?3, 0))
+            INSERT INTO follow_counts("user", followers, following) VALUES (\(user), \(max)(\(followers), 0),
+                \(max)(\(following), 0))
             ON CONFLICT("user") DO UPDATE
-            SET followers = \(max)(follow_counts.followers + ?2, 0), following = \(max)(follow_counts.following + ?3, 0)
-            """, [user, followers, following])
+            SET followers = \(max)(follow_counts.followers + \(followers), 0),
+                following = \(max)(follow_counts.following + \(following), 0)
+            """)
     }
 
     func header(userId: String, viewerId: String) async throws -> Notifications.Header.Reply {
@@ -142,7 +143,7 @@ struct SQLFollowStore: FollowStore {
             try c.snapshot {
                 let key = try Keys.existingUser(userId, on: c)
                 let counts = try key.flatMap {
-                    try c.queryOne("SELECT followers, following FROM follow_counts WHERE \"user\" = ?", [$0])
+                    try c.queryOne("SELECT followers, following FROM follow_counts WHERE \"user\" = \($0)")
                 }
                 return Notifications.Header.Reply(
                     userId: userId, followers: try counts?.int("followers") ?? 0,
@@ -160,8 +161,8 @@ struct SQLFollowStore: FollowStore {
                     let row = try c.queryOne(
                         """
                         SELECT i.id, i.key, c.followers, c.following
-                        FROM identities i LEFT JOIN follow_counts c ON c."user" = i.key WHERE i.username = ?
-                        """, [name])
+                        FROM identities i LEFT JOIN follow_counts c ON c."user" = i.key WHERE i.username = \(name)
+                        """)
                 else { return nil }
                 let userId = try row.string("id")
                 let state: FollowState
@@ -187,14 +188,14 @@ struct SQLFollowStore: FollowStore {
             try c.snapshot {
                 guard let user = try Keys.existingUser(userId, on: c) else { return Page(items: [], nextCursor: nil) }
                 let viewer = try Keys.existingUser(viewerId, on: c) ?? -1
-                let (mine, other) = following ? ("follower", "followee") : ("followee", "follower")
+                let (mine, other): (SQL, SQL) = following ? ("follower", "followee") : ("followee", "follower")
                 let rows = try c.query(
                     """
                     SELECT e.key, i.id AS user_id, EXISTS(
-                        SELECT 1 FROM edges v WHERE v.follower = ?1 AND v.followee = e.\(other)) AS viewer_follows
+                        SELECT 1 FROM edges v WHERE v.follower = \(viewer) AND v.followee = e.\(other)) AS viewer_follows
                     FROM edges e JOIN identities i ON i.key = e.\(other)
-                    WHERE e.\(mine) = ?2 AND e.key < ?3 ORDER BY e.key DESC LIMIT ?4
-                    """, [viewer, user, before, limit + 1])
+                    WHERE e.\(mine) = \(user) AND e.key < \(before) ORDER BY e.key DESC LIMIT \(limit + 1)
+                    """)
                 let shown = rows.prefix(limit)
                 let entries = try shown.map { r in
                     let other = try r.string("user_id")

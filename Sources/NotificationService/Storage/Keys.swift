@@ -10,31 +10,31 @@ enum Keys {
     static func user(_ id: String, in tx: Transaction) throws -> Int64 {
         if let key = try existingUser(id, on: tx.connection) { return key }
         return try tx.connection.insertReturning(
-            "INSERT INTO identities(id, username, version) VALUES (?, NULL, 0) RETURNING key", [id])
+            "INSERT INTO identities(id, username, version) VALUES (\(id), NULL, 0) RETURNING key")
     }
 
     /// The key of user `id`, nil when this database has never seen it. - Throws: the engine's error.
     static func existingUser(_ id: String, on c: DatabaseConnection) throws -> Int64? {
-        try c.scalar("SELECT key FROM identities WHERE id = ?", [id])
+        try c.scalar("SELECT key FROM identities WHERE id = \(id)")
     }
 
     /// The key of post `id`, adding the post or updating its thumbnail URL when one is given.
     /// - Throws: the engine's error.
     static func post(_ id: String, thumbnailURL: String?, in tx: Transaction) throws -> Int64 {
-        if let row = try tx.connection.queryOne("SELECT key, thumbnail_url FROM posts WHERE id = ?", [id]) {
+        if let row = try tx.connection.queryOne("SELECT key, thumbnail_url FROM posts WHERE id = \(id)") {
             let key = try row.int64("key")
             if let thumbnailURL, try row.string("thumbnail_url") != thumbnailURL {
-                try tx.query("UPDATE posts SET thumbnail_url = ? WHERE key = ?", [thumbnailURL, key])
+                try tx.query("UPDATE posts SET thumbnail_url = \(thumbnailURL) WHERE key = \(key)")
             }
             return key
         }
         return try tx.connection.insertReturning(
-            "INSERT INTO posts(id, thumbnail_url) VALUES (?, ?) RETURNING key", [id, thumbnailURL ?? ""])
+            "INSERT INTO posts(id, thumbnail_url) VALUES (\(id), \(thumbnailURL ?? "")) RETURNING key")
     }
 
     /// The key of post `id`, nil when no notification ever pointed to it. - Throws: the engine's error.
     static func existingPost(_ id: String, on c: DatabaseConnection) throws -> Int64? {
-        try c.scalar("SELECT key FROM posts WHERE id = ?", [id])
+        try c.scalar("SELECT key FROM posts WHERE id = \(id)")
     }
 }
 

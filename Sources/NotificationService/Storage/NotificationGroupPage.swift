@@ -44,14 +44,16 @@ enum NotificationGroupPage {
                 let bound = min(cursor?.key ?? Int64.max, head == Int64.max ? head : head + 1)
                 var candidates: [Candidate] = []
                 for r in try c.query(
-                    "\(groupSelect) WHERE g.recipient = ? AND g.position < ? ORDER BY g.position DESC LIMIT ?",
-                    [recipient, bound, limit + 1])
-                {
+                    """
+                    \(groupSelect) WHERE g.recipient = \(recipient) AND g.position < \(bound) ORDER BY g.position DESC
+                        LIMIT \(limit + 1)
+                    """
+                ) {
                     candidates.append(Candidate(position: try r.int64("position"), row: r, single: false))
                 }
                 if let cursor {
                     // Groups that moved above H since the first page, at their position as of H.
-                    for r in try c.query("\(groupSelect) WHERE g.recipient = ? AND g.position > ?", [recipient, head]) {
+                    for r in try c.query("\(groupSelect) WHERE g.recipient = \(recipient) AND g.position > \(head)") {
                         guard
                             let asOf = try NotificationGroups.newest(
                                 recipient: recipient, type: try r.int64("type"), grp: try r.int64("grp"), upTo: head,
@@ -63,22 +65,17 @@ enum NotificationGroupPage {
                 }
                 // Both tables through their singles indexes (named: SQLite without statistics
                 // would take the primary key's range, every notification of the recipient).
-                for (table, filter) in [
-                    (
-                        "notifications n \(c.sql(sqlite: "INDEXED BY notifications_singles", postgres: ""))",
-                        "n.type IN (4, 5) AND n.recipient = ?1 AND n.seq < ?2"
-                    ),
-                    (
-                        "recent_notifications n \(c.sql(sqlite: "INDEXED BY recent_notifications_singles", postgres: ""))",
-                        "n.type IN (4, 5) AND n.recipient = ?1 AND n.seq < ?2"
-                    ),
+                for table: SQL in [
+                    "notifications n \(SQL.indexedBy("notifications_singles"))",
+                    "recent_notifications n \(SQL.indexedBy("recent_notifications_singles"))",
                 ] {
                     for r in try c.query(
                         """
                         SELECT n.seq, n.type, n.created_at, a.id AS actor_id, p.id AS post_id, p.thumbnail_url
                         FROM \(table) JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
-                        WHERE \(filter) ORDER BY n.seq DESC LIMIT ?3
-                        """, [recipient, bound, limit + 1])
+                        WHERE n.type IN (4, 5) AND n.recipient = \(recipient) AND n.seq < \(bound)
+                        ORDER BY n.seq DESC LIMIT \(limit + 1)
+                        """)
                     {
                         candidates.append(Candidate(position: try r.int64("seq"), row: r, single: true))
                     }
@@ -100,14 +97,15 @@ enum NotificationGroupPage {
 
     /// `notification_groups` rows with their actors' and post's ids and, for a group of one
     /// follow, whether the recipient follows the actor now.
-    static let groupSelect = """
+    static let groupSelect: SQL = """
         SELECT g.type, g.grp, g.count, g.latest_seq, g.latest_at, g.position, g.detail, a1.id AS actor1,
             a2.id AS actor2, a3.id AS actor3, p.id AS post_id, p.thumbnail_url,
-            CASE WHEN g.type = \(NotificationType.follow.rawValue) AND g.count = 1 THEN EXISTS(
+            CASE WHEN g.type = \(literal: NotificationType.follow.rawValue) AND g.count = 1 THEN EXISTS(
                 SELECT 1 FROM edges e WHERE e.follower = g.recipient AND e.followee = g.actor1) END AS follows_actor
         FROM notification_groups g JOIN identities a1 ON a1.key = g.actor1
             LEFT JOIN identities a2 ON a2.key = g.actor2 LEFT JOIN identities a3 ON a3.key = g.actor3
-            LEFT JOIN posts p ON g.type IN (\(NotificationType.like.rawValue), \(NotificationType.comment.rawValue))
+            LEFT JOIN posts p ON g.type IN (\(literal: NotificationType.like.rawValue),
+                \(literal: NotificationType.comment.rawValue))
                 AND p.key = g.grp
         """
 

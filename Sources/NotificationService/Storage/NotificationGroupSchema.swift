@@ -31,16 +31,19 @@ import Storage
 enum NotificationGroupSchema {
     /// `notification.12-groups-and-badge` on both engines.
     static func migration(for id: String) -> Migration {
-        Migration(id, sqlite: sql(.sqlite), postgres: sql(.postgres))
+        Migration(id, sql)
     }
 
-    static func sql(_ engine: StorageEngine) -> String {
-        let int = engine == .sqlite ? "INTEGER" : "BIGINT"
-        let greatest = engine == .sqlite ? "MAX" : "GREATEST"
-        let withoutRowid = engine == .sqlite ? " WITHOUT ROWID" : ""
-        let grp = """
-            CASE type WHEN \(NotificationType.like.rawValue) THEN post WHEN \(NotificationType.comment.rawValue) THEN post
-                WHEN \(NotificationType.follow.rawValue) THEN created_at / 86400000 END
+    /// The migration's statements, written once: `SQL.bigint`, `SQL.withoutRowid` and
+    /// `SQL.greatest` render each engine's side.
+    static var sql: SQL {
+        let int = SQL.bigint
+        let greatest = SQL.greatest
+        let withoutRowid = SQL.withoutRowid
+        let grp: SQL = """
+            CASE type WHEN \(literal: NotificationType.like.rawValue) THEN post
+                WHEN \(literal: NotificationType.comment.rawValue) THEN post
+                WHEN \(literal: NotificationType.follow.rawValue) THEN created_at / 86400000 END
             """
         return """
             ALTER TABLE notifications ADD COLUMN grp \(int);
@@ -80,7 +83,7 @@ enum NotificationGroupSchema {
                     WHERE n.recipient = notification_groups.recipient AND n.seq = notification_groups.latest_seq),
                 detail = (SELECT n.detail FROM all_notifications n
                     WHERE n.recipient = notification_groups.recipient AND n.seq = notification_groups.latest_seq
-                    AND n.type = \(NotificationType.like.rawValue));
+                    AND n.type = \(literal: NotificationType.like.rawValue));
             UPDATE notification_groups SET actor2 = (SELECT n.actor FROM all_notifications n
                 WHERE n.recipient = notification_groups.recipient AND n.type = notification_groups.type
                 AND n.grp = notification_groups.grp AND n.actor <> notification_groups.actor1
@@ -142,10 +145,12 @@ enum NotificationGroupSchema {
     /// Measured with `Benchmarks notification` (docs/loadtest.md): SQLite's WAL pages per like
     /// commit went from 7.3 to 6.3 (4.3 without groups).
     static func onInsertMigration(for id: String) -> Migration {
-        Migration(id, sqlite: onInsertSQL(.sqlite), postgres: onInsertSQL(.postgres))
+        Migration(id, onInsertSQL)
     }
 
-    static func onInsertSQL(_ engine: StorageEngine) -> String {
+    /// The migration's statements: SQLite's trigger runs the upsert itself, PostgreSQL's runs a
+    /// PL/pgSQL function that does.
+    static var onInsertSQL: SQL {
         let like = NotificationType.like.rawValue
         let follow = NotificationType.follow.rawValue
         let upsert = """
@@ -162,29 +167,29 @@ enum NotificationGroupSchema {
                         THEN notification_groups.actor3 ELSE notification_groups.actor2 END,
                     detail = COALESCE(excluded.detail, notification_groups.detail);
             """
-        let trigger =
-            engine == .sqlite
-            ? """
-            CREATE TRIGGER recent_notifications_grouped AFTER INSERT ON recent_notifications
-                WHEN NEW.grp IS NOT NULL BEGIN
-            \(upsert)
-            END;
-            """
-            : """
-            CREATE FUNCTION notification_group_add() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-            \(upsert)
-                RETURN NULL;
-            END $$;
-            CREATE TRIGGER recent_notifications_grouped AFTER INSERT ON recent_notifications
-                FOR EACH ROW WHEN (NEW.grp IS NOT NULL) EXECUTE FUNCTION notification_group_add();
-            """
+        let trigger = SQL.dialect(
+            sqlite: """
+                CREATE TRIGGER recent_notifications_grouped AFTER INSERT ON recent_notifications
+                    WHEN NEW.grp IS NOT NULL BEGIN
+                \(upsert)
+                END;
+                """,
+            postgres: """
+                CREATE FUNCTION notification_group_add() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                \(upsert)
+                    RETURN NULL;
+                END $$;
+                CREATE TRIGGER recent_notifications_grouped AFTER INSERT ON recent_notifications
+                    FOR EACH ROW WHEN (NEW.grp IS NOT NULL) EXECUTE FUNCTION notification_group_add();
+                """)
         return """
             DROP INDEX recent_notifications_by_group;
             DROP INDEX recent_notifications_by_post;
             CREATE INDEX recent_notifications_by_post ON recent_notifications(post, recipient, type, seq)
                 WHERE post IS NOT NULL;
-            CREATE INDEX recent_notifications_follows ON recent_notifications(recipient, grp, seq) WHERE type = \(follow);
+            CREATE INDEX recent_notifications_follows ON recent_notifications(recipient, grp, seq)
+                WHERE type = \(literal: follow);
             \(trigger)
             """
     }

@@ -36,30 +36,33 @@ enum NotificationGroups {
         // comment group's members are a range of `recent_notifications_by_post` (their grp is
         // the post key), a follow group's of `recent_notifications_follows` (see
         // `NotificationGroupSchema.onInsertMigration`); tags and posts are never grouped.
-        let recent: String? =
+        let recent: SQL? =
             switch NotificationType(rawValue: type) {
             case .like, .comment:
                 """
                 SELECT seq, actor, created_at FROM recent_notifications
-                    \(c.sql(sqlite: "INDEXED BY recent_notifications_by_post", postgres: ""))
-                WHERE post = ?3 AND recipient = ?1 AND type = ?2 AND seq <= ?4 ORDER BY seq DESC LIMIT ?5
+                    \(SQL.indexedBy("recent_notifications_by_post"))
+                WHERE post = \(grp) AND recipient = \(recipient) AND type = \(type) AND seq <= \(upTo)
+                ORDER BY seq DESC LIMIT \(limit)
                 """
             case .follow:
                 """
                 SELECT seq, actor, created_at FROM recent_notifications
-                    \(c.sql(sqlite: "INDEXED BY recent_notifications_follows", postgres: ""))
-                WHERE type = \(NotificationType.follow.rawValue) AND recipient = ?1 AND grp = ?3 AND seq <= ?4
-                ORDER BY seq DESC LIMIT ?5
+                    \(SQL.indexedBy("recent_notifications_follows"))
+                WHERE type = \(literal: NotificationType.follow.rawValue) AND recipient = \(recipient) AND grp = \(grp)
+                    AND seq <= \(upTo)
+                ORDER BY seq DESC LIMIT \(limit)
                 """
             case .tag, .post, nil: nil
             }
-        let merged = """
+        let merged: SQL = """
             SELECT seq, actor, created_at FROM notifications
-                \(c.sql(sqlite: "INDEXED BY notifications_by_group", postgres: ""))
-            WHERE recipient = ?1 AND type = ?2 AND grp = ?3 AND seq <= ?4 ORDER BY seq DESC LIMIT ?5
+                \(SQL.indexedBy("notifications_by_group"))
+            WHERE recipient = \(recipient) AND type = \(type) AND grp = \(grp) AND seq <= \(upTo) ORDER BY seq DESC
+                LIMIT \(limit)
             """
         for sql in [recent, merged].compactMap({ $0 }) {
-            for r in try c.query(sql, [recipient, type, grp, upTo, limit]) {
+            for r in try c.query(sql) {
                 members.append(Member(seq: try r.int64("seq"), actor: try r.int64("actor"), createdAt: try r.int64("created_at")))
             }
         }
@@ -74,9 +77,9 @@ enum NotificationGroups {
         let c = tx.connection
         // Up to 3 distinct actors among the newest: an actor commenting many times shows once.
         let members = try newest(recipient: recipient, type: type, grp: grp, limit: 32, on: c)
-        let key: [any SQLBindable] = [recipient, type, grp]
         guard let latest = members.first else {
-            try tx.query("DELETE FROM notification_groups WHERE recipient = ? AND type = ? AND grp = ?", key)
+            try tx.query(
+                "DELETE FROM notification_groups WHERE recipient = \(recipient) AND type = \(type) AND grp = \(grp)")
             return
         }
         var actors: [Int64?] = []
@@ -84,9 +87,10 @@ enum NotificationGroups {
         while actors.count < 3 { actors.append(nil) }
         try tx.query(
             """
-            UPDATE notification_groups SET count = \(c.sql(sqlite: "MAX", postgres: "GREATEST"))(count - ?4, 1),
-                latest_seq = ?5, latest_at = ?6, actor1 = ?7, actor2 = ?8, actor3 = ?9
-            WHERE recipient = ?1 AND type = ?2 AND grp = ?3
-            """, key + [Int64(removed), latest.seq, latest.createdAt, actors[0], actors[1], actors[2]])
+            UPDATE notification_groups SET count = \(SQL.greatest)(count - \(Int64(removed)), 1),
+                latest_seq = \(latest.seq), latest_at = \(latest.createdAt), actor1 = \(actors[0]), actor2 = \(actors[1]),
+                actor3 = \(actors[2])
+            WHERE recipient = \(recipient) AND type = \(type) AND grp = \(grp)
+            """)
     }
 }

@@ -47,7 +47,7 @@ struct NotificationIds: Sendable, Equatable {
     /// - Throws: the engine's error, `RowError`; 500 `internal_error` when the database has no
     ///   secret (its migrations did not run).
     static func load(on c: DatabaseConnection) throws -> NotificationIds {
-        guard let row = try c.queryOne("SELECT value FROM secrets WHERE name = ?", [secretName]) else {
+        guard let row = try c.queryOne("SELECT value FROM secrets WHERE name = \(secretName)") else {
             throw ServiceError(.internalError, message: "no notification id secret", status: 500)
         }
         return NotificationIds(secret: try row.blob("value"))

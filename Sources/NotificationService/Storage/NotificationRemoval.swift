@@ -31,14 +31,12 @@ struct RemovedRow: Sendable, Equatable {
 /// "These notification rows go": the one path every removal takes (an unlike, an unfollow, a
 /// deleted post, retention), so the flat list, the groups and the badge agree afterwards.
 enum NotificationRemoval {
-    /// The rows of `table`s matching `condition` (SQL over the row's columns, with `params`),
-    /// ready for `remove`. - Throws: the engine's error.
-    static func rows(where condition: String, _ params: [any SQLBindable], on c: DatabaseConnection) throws
-        -> [RemovedRow]
-    {
+    /// The rows of both notification tables matching `condition` (SQL over the row's columns),
+    /// ready for `remove`. - Throws: `DatabaseError`.
+    static func rows(where condition: SQL, on c: DatabaseConnection) throws -> [RemovedRow] {
         var rows: [RemovedRow] = []
-        for table in ["recent_notifications", "notifications"] {
-            rows += try c.query("SELECT recipient, seq, type, grp, actor, once FROM \(table) WHERE \(condition)", params)
+        for table: SQL in ["recent_notifications", "notifications"] {
+            rows += try c.query("SELECT recipient, seq, type, grp, actor, once FROM \(table) WHERE \(condition)")
                 .map(RemovedRow.init)
         }
         return rows
@@ -59,44 +57,44 @@ enum NotificationRemoval {
     static func remove(_ rows: [RemovedRow], suppressRepeat: Bool = false, in tx: Transaction) throws {
         if rows.isEmpty { return }
         let c = tx.connection
-        let greatest = c.sql(sqlite: "MAX", postgres: "GREATEST")
         var removed: [Int64: [Int64]] = [:]  // recipient → seqs deleted
         var groups: [[Int64]: Int] = [:]
         for row in rows {
-            try tx.query("DELETE FROM recent_notifications WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
+            try tx.query("DELETE FROM recent_notifications WHERE recipient = \(row.recipient) AND seq = \(row.seq)")
             var gone = c.changes
-            try tx.query("DELETE FROM notifications WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
+            try tx.query("DELETE FROM notifications WHERE recipient = \(row.recipient) AND seq = \(row.seq)")
             gone += c.changes
             guard gone > 0 else { continue }  // listed twice, or gone already
             // A push not sent yet announces nothing any more.
             let unsent = suppressRepeat && row.once != nil ? try Self.pushCannotHaveGoneOut(row, in: tx) : false
-            try tx.query("DELETE FROM push_queue WHERE recipient = ? AND seq = ?", [row.recipient, row.seq])
+            try tx.query("DELETE FROM push_queue WHERE recipient = \(row.recipient) AND seq = \(row.seq)")
             removed[row.recipient, default: []].append(row.seq)
             if suppressRepeat, !unsent, let once = row.once {
                 try tx.query(
                     """
-                    INSERT INTO push_suppressed(recipient, actor, type, once) VALUES (?, ?, ?, ?)
+                    INSERT INTO push_suppressed(recipient, actor, type, once)
+                        VALUES (\(row.recipient), \(row.actor), \(row.type), \(once))
                     ON CONFLICT DO NOTHING
-                    """, [row.recipient, row.actor, row.type, once])
+                    """)
             }
             if let grp = row.grp { groups[[row.recipient, row.type, grp], default: 0] += 1 }
         }
         for (recipient, seqs) in removed.sorted(by: { $0.key < $1.key }) {
             try tx.query(
                 """
-                INSERT INTO recipients(recipient, head_floor) VALUES (?, ?)
-                ON CONFLICT(recipient) DO UPDATE SET head_floor = \(greatest)(recipients.head_floor, excluded.head_floor)
-                """, [recipient, seqs.max() ?? 0])
-            let read = try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
+                INSERT INTO recipients(recipient, head_floor) VALUES (\(recipient), \(seqs.max() ?? 0))
+                ON CONFLICT(recipient) DO UPDATE SET head_floor = \(SQL.greatest)(recipients.head_floor, excluded.head_floor)
+                """)
+            let read = try c.scalar("SELECT read_seq FROM recipients WHERE recipient = \(recipient)") ?? 0
             var tombstones = 0
             for seq in seqs where seq > read {
                 try tx.query(
-                    "INSERT INTO removed_unread(recipient, seq) VALUES (?, ?) ON CONFLICT DO NOTHING", [recipient, seq])
+                    "INSERT INTO removed_unread(recipient, seq) VALUES (\(recipient), \(seq)) ON CONFLICT DO NOTHING")
                 tombstones += c.changes
             }
             if tombstones > 0 {
                 try tx.query(
-                    "UPDATE recipients SET removed_unread = removed_unread + ? WHERE recipient = ?", [tombstones, recipient])
+                    "UPDATE recipients SET removed_unread = removed_unread + \(tombstones) WHERE recipient = \(recipient)")
             }
         }
         for (key, count) in groups.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
@@ -115,11 +113,12 @@ enum NotificationRemoval {
         guard
             let counts = try c.queryOne(
                 """
-                SELECT (SELECT COUNT(*) FROM push_queue WHERE recipient = ?1 AND seq = ?2 AND claimed_by IS NULL
+                SELECT (SELECT COUNT(*) FROM push_queue WHERE recipient = \(row.recipient) AND seq = \(row.seq)
+                    AND claimed_by IS NULL
                     AND attempts = 0) AS waiting,
-                    (SELECT COUNT(*) FROM push_queue WHERE recipient = ?1 AND seq = ?2) AS queued,
-                    (SELECT COUNT(*) FROM devices WHERE user_key = ?1) AS devices
-                """, [row.recipient, row.seq])
+                    (SELECT COUNT(*) FROM push_queue WHERE recipient = \(row.recipient) AND seq = \(row.seq)) AS queued,
+                    (SELECT COUNT(*) FROM devices WHERE user_key = \(row.recipient)) AS devices
+                """)
         else { return false }
         let waiting = try counts.int64("waiting")
         let queued = try counts.int64("queued")

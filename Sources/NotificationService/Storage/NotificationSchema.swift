@@ -278,7 +278,7 @@ enum NotificationSchema {
                 "notification.10-id-secret",
                 """
                 CREATE TABLE secrets(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
-                INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)', randomblob(32));
+                INSERT INTO secrets(name, value) VALUES ('\(unescaped: NotificationIds.secretName)', randomblob(32));
                 """),
             // PostgreSQL starts from the schema notification.1...10 built on SQLite. No table is
             // clustered there: the (recipient, seq) primary keys are B-tree indexes a page or a
@@ -350,7 +350,7 @@ enum NotificationSchema {
                         position BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE);
                     CREATE TABLE purge_jobs(post BIGINT PRIMARY KEY, position BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE);
                     CREATE TABLE secrets(name TEXT PRIMARY KEY, value BYTEA NOT NULL);
-                    INSERT INTO secrets(name, value) VALUES ('\(NotificationIds.secretName)',
+                    INSERT INTO secrets(name, value) VALUES ('\(unescaped: NotificationIds.secretName)',
                         decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex'));
                     """),
             NotificationGroupSchema.migration(for: "notification.12-groups-and-badge"),

@@ -28,25 +28,25 @@ struct NotificationWriter: Sendable {
     /// Where pushes are queued, in the same transaction as each notification (nil: push is off).
     var push: PushQueue? = nil
 
-    /// The next seq of `recipient` as an SQL expression over a column or parameter named by
-    /// `recipient`: one above the largest of the newest row in the recent table, the newest
-    /// ever merged into the big one and the floor left by deletions.
-    static func nextSeq(_ recipient: String, _ engine: StorageEngine) -> String {
-        "\(head(recipient, engine)) + 1"
+    /// The next seq of `recipient` as an SQL expression over `recipient` (a column, or a bound
+    /// key): one above the largest of the newest row in the recent table, the newest ever merged
+    /// into the big one and the floor left by deletions.
+    static func nextSeq(_ recipient: SQL) -> SQL {
+        "\(head(recipient)) + 1"
     }
 
     /// The head seq of `recipient` as an SQL expression (see `nextSeq`): two index seeks, one
     /// into the small recent table and one into `recipients` (`merged_head`, `head_floor`),
     /// never into the big table: the newest merged row of each of a fan-out's 100,000
     /// recipients sits on a different page of it, and reading those was most of a fan-out's
-    /// time on a database of millions of notifications.
-    /// (`engine` picks the two-argument maximum: SQLite's `MAX(a, b)`, PostgreSQL's `GREATEST`.)
-    static func head(_ recipient: String, _ engine: StorageEngine) -> String {
-        let greatest = engine == .sqlite ? "MAX" : "GREATEST"
-        return """
-            \(greatest)(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
-                COALESCE((SELECT \(greatest)(f.merged_head, f.head_floor) FROM recipients f WHERE f.recipient = \(recipient)), 0))
-            """
+    /// time on a database of millions of notifications. (`recipient` appears twice: a bound key
+    /// is bound twice.)
+    static func head(_ recipient: SQL) -> SQL {
+        """
+        \(SQL.greatest)(COALESCE((SELECT MAX(h.seq) FROM recent_notifications h WHERE h.recipient = \(recipient)), 0),
+            COALESCE((SELECT \(SQL.greatest)(f.merged_head, f.head_floor) FROM recipients f
+                WHERE f.recipient = \(recipient)), 0))
+        """
     }
 
     /// Runs an insert that takes recipients' next seqs, turning a clash on a seq into
@@ -59,8 +59,8 @@ struct NotificationWriter: Sendable {
     /// gap or a repeat, whichever replica writes.
     /// - Throws: `WriteConflict`, or the engine's error.
     static func seqConflictsRetried<T>(_ insert: @autoclosure () throws -> T) throws -> T {
-        do { return try insert() } catch let error as PostgresError
-            where error.kind == .uniqueViolation && error.message.contains("recent_notifications_pkey")
+        do { return try insert() } catch let error as DatabaseError
+            where error.kind == .uniqueViolation && error.constraint == "recent_notifications_pkey"
         {
             throw WriteConflict(reason: "another replica took the same notification seq")
         }
@@ -73,15 +73,18 @@ struct NotificationWriter: Sendable {
     /// thousands of rows; planned from statistics taken while it was empty, a head subquery
     /// scanned the whole table once per recipient: a 10,000-follower fan-out's insert took 3.2 s
     /// instead of about 0.04 s (PostgreSQL's log, `run-local --scale 2`, LoadTest celebrity after a
-    /// likes run). SQLite plans by its indexes without statistics and is left alone.
-    /// - Throws: what `body` throws, or the engine's error.
+    /// likes run). SQLite plans by its indexes without statistics and is left alone (the
+    /// statements are PostgreSQL's only: nothing runs there).
+    /// - Throws: what `body` throws, or `DatabaseError`.
     static func byKey<T>(_ c: DatabaseConnection, _ body: () throws -> T) throws -> T {
-        guard c.engine == .postgres else { return try body() }
-        try c.execute("SET LOCAL enable_seqscan = off")
+        try c.execute(seqscanOff)
         let result = try body()
-        try c.execute("SET LOCAL enable_seqscan = on")
+        try c.execute(seqscanOn)
         return result
     }
+
+    private static let seqscanOff = SQL.postgresOnly("SET LOCAL enable_seqscan = off")
+    private static let seqscanOn = SQL.postgresOnly("SET LOCAL enable_seqscan = on")
 
     /// Stores `n` with the recipient's next seq unless it is a self-notification or repeats one
     /// already notified (same recipient, actor, type and object: the post of a like or tag, the
@@ -114,11 +117,13 @@ struct NotificationWriter: Sendable {
                         tx.connection.queryOne(
                             """
                             INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at, grp)
-                            SELECT ?1, \(Self.nextSeq("?1", tx.connection.engine)), ?2, ?3, CAST(?4 AS BIGINT), CAST(?5 AS BIGINT),
-                                CAST(?6 AS TEXT), ?7, CAST(?8 AS BIGINT)
-                            WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = ?1 AND actor = ?3 AND type = ?2 AND once = ?5)
+                            SELECT \(recipient), \(Self.nextSeq("\(recipient)")), \(n.type.rawValue), \(actor),
+                                CAST(\(post) AS BIGINT), CAST(\(once) AS BIGINT),
+                                CAST(\(n.detail) AS TEXT), \(n.createdAt), CAST(\(grp) AS BIGINT)
+                            WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = \(recipient) AND actor = \(actor)
+                                AND type = \(n.type.rawValue) AND once = \(once))
                             ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
-                            """, [recipient, n.type.rawValue, actor, post, once, n.detail, n.createdAt, grp]))
+                            """))
                 })
         else { return nil }
         // The row's group (if `grp` is set) moved in the same statement: the trigger of
@@ -158,26 +163,28 @@ struct NotificationWriter: Sendable {
             let range = try c.queryOne(
                 """
                 SELECT COUNT(*) AS n, MAX(follower) AS last FROM (
-                    SELECT follower FROM edges WHERE followee = ? AND notify_posts = 1 AND follower > ?
-                    ORDER BY follower LIMIT ?) AS batch
-                """, [job.owner, after, limit]),
+                    SELECT follower FROM edges WHERE followee = \(job.owner) AND notify_posts = 1 AND follower > \(after)
+                    ORDER BY follower LIMIT \(limit)) AS batch
+                """),
             let last = try range.optionalInt64("last")
         else { return (0, nil) }
         let count = try range.int("n")
-        let skip =
+        let skip: SQL =
             job.skipNotified
-            ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = ?4 AND x.recipient = e.follower)" : ""
+            ? "AND NOT EXISTS (SELECT 1 FROM all_notifications x WHERE x.post = \(job.post) AND x.recipient = e.follower)" : ""
         let recipients: [(key: Int64, seq: Int64)] = try Self.byKey(c) {
             try Self.seqConflictsRetried(
                 c.integerPairs(
                     """
                     INSERT INTO recent_notifications(recipient, seq, type, actor, post, once, detail, created_at)
-                    SELECT e.follower, \(Self.head("e.follower", c.engine)) + 1, \(NotificationType.post.rawValue), ?1, ?4,
-                        NULL, NULL, ?5
-                    FROM edges e WHERE e.followee = ?1 AND e.notify_posts = 1 AND e.follower > ?2 AND e.follower <= ?3 \(skip)
+                    SELECT e.follower, \(Self.head("e.follower")) + 1, \(literal: NotificationType.post.rawValue), \(job.owner),
+                        \(job.post),
+                        NULL, NULL, \(job.createdAt)
+                    FROM edges e WHERE e.followee = \(job.owner) AND e.notify_posts = 1 AND e.follower > \(after)
+                        AND e.follower <= \(last) \(skip)
                     ORDER BY e.follower
                     RETURNING recipient, seq
-                    """, [job.owner, after, last, job.post, job.createdAt]
+                    """
                 )
             )
         }.map { (key: $0.0, seq: $0.1) }
@@ -196,7 +203,7 @@ struct NotificationWriter: Sendable {
                     type: .post, actorUsername: try PushQueueStore.username(job.owner, on: c) ?? "Someone", detail: nil)
                 if try PushQueueStore.enqueueFanOut(
                     post: job.post, after: after, last: last, text: text, now: push.clock(),
-                    environments: push.environmentCondition, in: tx) > 0
+                    environments: push.environments, in: tx) > 0
                 {
                     push.wakeOnCommit(tx)
                 }
@@ -215,11 +222,14 @@ struct NotificationWriter: Sendable {
         in tx: Transaction
     ) throws {
         let c = tx.connection
-        guard let push, try c.exists("SELECT 1 FROM devices WHERE user_key = ? LIMIT 1", [recipient]) else { return }
+        guard let push, try c.exists("SELECT 1 FROM devices WHERE user_key = \(recipient) LIMIT 1") else { return }
         if let once,
             try c.exists(
-                "SELECT 1 FROM push_suppressed WHERE recipient = ? AND actor = ? AND type = ? AND once = ?",
-                [recipient, actor, type.rawValue, once])
+                """
+                SELECT 1 FROM push_suppressed WHERE recipient = \(recipient) AND actor = \(actor) AND type = \(type.rawValue)
+                    AND once = \(once)
+                """
+            )
         {
             return
         }
@@ -227,7 +237,7 @@ struct NotificationWriter: Sendable {
             type: type.kind, actorUsername: try PushQueueStore.username(actor, on: c) ?? "Someone", detail: stored.detail)
         if try PushQueueStore.enqueue(
             recipient: recipient, seq: stored.seq, type: type, text: text, collapseID: PushQueue.collapseID(for: stored),
-            now: push.clock(), environments: push.environmentCondition, in: tx) > 0
+            now: push.clock(), environments: push.environments, in: tx) > 0
         {
             push.wakeOnCommit(tx)
         }
@@ -240,9 +250,9 @@ struct NotificationWriter: Sendable {
     static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
         let rows = try tx.query(
             """
-            SELECT recipient, seq, type, grp, actor, once FROM recent_notifications WHERE post = ?1
-            UNION ALL SELECT recipient, seq, type, grp, actor, once FROM notifications WHERE post = ?1 LIMIT ?2
-            """, [post, limit])
+            SELECT recipient, seq, type, grp, actor, once FROM recent_notifications WHERE post = \(post)
+            UNION ALL SELECT recipient, seq, type, grp, actor, once FROM notifications WHERE post = \(post) LIMIT \(limit)
+            """)
         try NotificationRemoval.remove(try rows.map(RemovedRow.init), in: tx)
         return rows.count
     }
@@ -258,8 +268,12 @@ struct NotificationWriter: Sendable {
         else { return }
         try NotificationRemoval.remove(
             try NotificationRemoval.rows(
-                where: "recipient = ? AND actor = ? AND type = ? AND once = ?",
-                [recipient, actor, NotificationType.like.rawValue, post], on: c),
+                where:
+                    """
+                    recipient = \(recipient) AND actor = \(actor) AND type = \(NotificationType.like.rawValue)
+                        AND once = \(post)
+                    """,
+                on: c),
             suppressRepeat: true, in: tx)
     }
 
@@ -311,20 +325,20 @@ struct SQLNotificationStore: NotificationStore {
 
     /// Rows of both notification tables with what a `Notifications.Notification` needs: the actor's and
     /// post's ids, and for a follow whether the recipient follows the actor (its follow state now).
-    static let select = """
+    static let select: SQL = """
         SELECT n.recipient, n.seq, n.type, n.detail, n.created_at, a.id AS actor_id, p.id AS post_id,
-            p.thumbnail_url, CASE WHEN n.type = \(NotificationType.follow.rawValue) THEN EXISTS(
+            p.thumbnail_url, CASE WHEN n.type = \(literal: NotificationType.follow.rawValue) THEN EXISTS(
                 SELECT 1 FROM edges e WHERE e.follower = n.recipient AND e.followee = n.actor) END AS follows_actor
         FROM all_notifications n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
         """
 
     /// The head seq of `recipient`: its newest row, or the floor deletions left (0 when none).
     static func head(_ recipient: Int64, on c: DatabaseConnection) throws -> Int64 {
-        try c.scalar("SELECT \(NotificationWriter.head("?1", c.engine))", [recipient]) ?? 0
+        try c.scalar("SELECT \(NotificationWriter.head("\(recipient)"))") ?? 0
     }
 
     static func readSeq(_ recipient: Int64, on c: DatabaseConnection) throws -> Int64 {
-        try c.scalar("SELECT read_seq FROM recipients WHERE recipient = ?", [recipient]) ?? 0
+        try c.scalar("SELECT read_seq FROM recipients WHERE recipient = \(recipient)") ?? 0
     }
 
     /// The recipient's unread count from stored numbers, never a scan: every seq up to the head
@@ -332,7 +346,7 @@ struct SQLNotificationStore: NotificationStore {
     /// (`recipients.removed_unread`, kept by `NotificationRemoval` and `markRead`), at least 0.
     static func unreadCount(_ recipient: Int64, on c: DatabaseConnection) throws -> Int {
         let head = try head(recipient, on: c)
-        let row = try c.queryOne("SELECT read_seq, removed_unread FROM recipients WHERE recipient = ?", [recipient])
+        let row = try c.queryOne("SELECT read_seq, removed_unread FROM recipients WHERE recipient = \(recipient)")
         return unread(head: head, readSeq: try row?.int64("read_seq") ?? 0, removed: try row?.int64("removed_unread") ?? 0)
     }
 
@@ -369,8 +383,8 @@ struct SQLNotificationStore: NotificationStore {
                 }
                 let read = try Self.readSeq(recipient, on: c)
                 let rows = try c.query(
-                    "\(Self.select) WHERE n.recipient = ? AND n.seq < ? ORDER BY n.seq DESC LIMIT ?",
-                    [recipient, before, limit + 1])
+                    "\(Self.select) WHERE n.recipient = \(recipient) AND n.seq < \(before) ORDER BY n.seq DESC LIMIT \(limit + 1)"
+                )
                 let items = try Self.decode(rows.prefix(limit), readSeq: read, ids: try NotificationIds.load(on: c))
                 return .init(
                     items: items,
@@ -387,8 +401,11 @@ struct SQLNotificationStore: NotificationStore {
             try c.snapshot {
                 guard let recipient = try Keys.existingUser(recipientId, on: c) else { return .init(items: [], headSeq: 0) }
                 let rows = try c.query(
-                    "\(Self.select) WHERE n.recipient = ? AND n.seq > ? ORDER BY n.seq LIMIT ?",
-                    [recipient, afterSeq, min(max(limit, 1), 1_000)])
+                    """
+                    \(Self.select) WHERE n.recipient = \(recipient) AND n.seq > \(afterSeq) ORDER BY n.seq
+                        LIMIT \(min(max(limit, 1), 1_000))
+                    """
+                )
                 return .init(
                     items: try Self.decode(
                         rows, readSeq: try Self.readSeq(recipient, on: c), ids: try NotificationIds.load(on: c)),
@@ -406,14 +423,14 @@ struct SQLNotificationStore: NotificationStore {
             let mark = max(old, min(upToSeq ?? head, head))
             guard mark > old else { return try Self.unreadCount(recipient, on: c) }
             // Tombstones at or below the new mark are read now: they leave the counter.
-            try tx.query("DELETE FROM removed_unread WHERE recipient = ? AND seq > ? AND seq <= ?", [recipient, old, mark])
+            try tx.query("DELETE FROM removed_unread WHERE recipient = \(recipient) AND seq > \(old) AND seq <= \(mark)")
             let forgotten = c.changes
             try tx.query(
                 """
-                INSERT INTO recipients(recipient, read_seq) VALUES (?1, ?2)
+                INSERT INTO recipients(recipient, read_seq) VALUES (\(recipient), \(mark))
                 ON CONFLICT(recipient) DO UPDATE SET read_seq = excluded.read_seq,
-                    removed_unread = recipients.removed_unread - ?3
-                """, [recipient, mark, forgotten])
+                    removed_unread = recipients.removed_unread - \(forgotten)
+                """)
             return try Self.unreadCount(recipient, on: c)
         }
     }

@@ -28,31 +28,40 @@ struct ClaimedPush: Sendable, Equatable {
 /// Every function runs in the caller's transaction; the sender and the notification writer
 /// call these, they write no SQL of their own.
 enum PushQueueStore {
-    /// The `round` of a push with seq `seq` for `recipient` (SQL over two column or parameter
-    /// names): how far its seq is past the recipient's oldest queued push, 0 with none queued.
+    /// The `round` of a push with seq `seq` for `recipient` (SQL over two columns or bound
+    /// values): how far its seq is past the recipient's oldest queued push, 0 with none queued.
     /// One seek into `push_queue_by_recipient`.
-    static func round(seq: String, recipient: String) -> String {
+    static func round(seq: SQL, recipient: SQL) -> SQL {
         "\(seq) - COALESCE((SELECT MIN(o.seq) FROM push_queue o WHERE o.recipient = \(recipient)), \(seq))"
+    }
+
+    /// The condition on devices alias `d` that keeps only those of `environments` (nil: every
+    /// device), e.g. `d.environment IN (?1)` with `sandbox` bound (`PushQueue.environments`).
+    static func environmentCondition(_ environments: Set<String>?) -> SQL {
+        guard let environments else { return "TRUE" }
+        return "d.environment IN (\(list: environments.sorted()))"
     }
 
     /// Queues one push per device of `recipient` unless they turned pushes of `type` off, in `tx`.
     /// - Parameters:
     ///   - now: Unix ms (the row is due at once).
-    ///   - environments: an SQL condition on devices `d` (`PushQueue.environmentCondition`).
+    ///   - environments: the device environments pushes go to (`PushQueue.environments`; nil: all).
     /// - Returns: the rows queued. - Throws: the engine's error.
     @discardableResult
     static func enqueue(
         recipient: Int64, seq: Int64, type: NotificationType, text: String, collapseID: String?, now: Int64,
-        environments: String = "TRUE", in tx: Transaction
+        environments: Set<String>? = nil, in tx: Transaction
     ) throws -> Int {
         try NotificationWriter.byKey(tx.connection) {
             try tx.query(
                 """
                 INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-                SELECT d.key, ?1, ?2, ?3, ?4, CAST(?5 AS TEXT), ?6, ?6, \(round(seq: "?2", recipient: "?1")) FROM devices d
-                WHERE d.user_key = ?1 AND \(environments) AND NOT EXISTS (SELECT 1 FROM push_preferences p
-                    WHERE p.user_key = ?1 AND (p.muted & ?7) <> 0)
-                """, [recipient, seq, type.rawValue, text, collapseID, now, DeviceStore.muteBit(type)])
+                SELECT d.key, \(recipient), \(seq), \(type.rawValue), \(text), CAST(\(collapseID) AS TEXT), \(now), \(now),
+                    \(round(seq: "\(seq)", recipient: "\(recipient)")) FROM devices d
+                WHERE d.user_key = \(recipient) AND \(environmentCondition(environments))
+                    AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                    WHERE p.user_key = \(recipient) AND (p.muted & \(DeviceStore.muteBit(type))) <> 0)
+                """)
             return tx.connection.changes
         }
     }
@@ -69,19 +78,21 @@ enum PushQueueStore {
     /// - Returns: the rows queued. - Throws: the engine's error.
     @discardableResult
     static func enqueueFanOut(
-        post: Int64, after: Int64, last: Int64, text: String, now: Int64, environments: String = "TRUE",
+        post: Int64, after: Int64, last: Int64, text: String, now: Int64, environments: Set<String>? = nil,
         in tx: Transaction
     ) throws -> Int {
         try NotificationWriter.byKey(tx.connection) {
             try tx.query(
                 """
                 INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-                SELECT d.key, n.recipient, n.seq, n.type, ?4, NULL, ?5, ?5, row_number() OVER (ORDER BY n.recipient, d.key)
+                SELECT d.key, n.recipient, n.seq, n.type, \(text), NULL, \(now), \(now),
+                    row_number() OVER (ORDER BY n.recipient, d.key)
                 FROM recent_notifications n JOIN devices d ON d.user_key = n.recipient
-                WHERE n.post = ?1 AND n.type = \(NotificationType.post.rawValue) AND n.recipient > ?2 AND n.recipient <= ?3
-                    AND \(environments) AND NOT EXISTS (SELECT 1 FROM push_preferences p
-                        WHERE p.user_key = n.recipient AND (p.muted & \(DeviceStore.muteBit(.post))) <> 0)
-                """, [post, after, last, text, now])
+                WHERE n.post = \(post) AND n.type = \(literal: NotificationType.post.rawValue) AND n.recipient > \(after)
+                    AND n.recipient <= \(last)
+                    AND \(environmentCondition(environments)) AND NOT EXISTS (SELECT 1 FROM push_preferences p
+                        WHERE p.user_key = n.recipient AND (p.muted & \(literal: DeviceStore.muteBit(.post))) <> 0)
+                """)
             return tx.connection.changes
         }
     }
@@ -93,7 +104,7 @@ enum PushQueueStore {
 
     /// The username of user `key` as the replica knows it (nil: not yet known).
     static func username(_ key: Int64, on c: DatabaseConnection) throws -> String? {
-        try c.queryOne("SELECT username FROM identities WHERE key = ?", [key])?.optionalString("username")
+        try c.queryOne("SELECT username FROM identities WHERE key = \(key)")?.optionalString("username")
     }
 
     /// Claims up to `limit` due rows (available, and unclaimed or with an expired lease) for
@@ -128,11 +139,11 @@ enum PushQueueStore {
         let ids = try c.query(
             """
             WITH picked AS (
-                SELECT id FROM push_queue WHERE available_at <= ?1 AND claimed_until <= ?1
-                ORDER BY round, id LIMIT ?2\(c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED")))
-            UPDATE push_queue SET claimed_until = ?3, claimed_by = ?4
+                SELECT id FROM push_queue WHERE available_at <= \(now) AND claimed_until <= \(now)
+                ORDER BY round, id LIMIT \(limit)\(SQL.forUpdateSkipLocked))
+            UPDATE push_queue SET claimed_until = \(leaseUntil), claimed_by = \(claimer)
             WHERE id IN (SELECT id FROM picked) RETURNING id
-            """, [now, limit, leaseUntil, claimer]
+            """
         ).map { try $0.int64("id") }
         guard !ids.isEmpty else { return [] }
         // The rows with their tokens and the three numbers of each recipient's badge
@@ -140,11 +151,11 @@ enum PushQueueStore {
         let rows = try c.query(
             """
             SELECT q.id, q.device, d.token, q.recipient, q.seq, q.type, q.text, q.collapse_id, q.attempts, q.created_at,
-                \(NotificationWriter.head("q.recipient", c.engine)) AS head, COALESCE(f.read_seq, 0) AS read_seq,
+                \(NotificationWriter.head("q.recipient")) AS head, COALESCE(f.read_seq, 0) AS read_seq,
                 COALESCE(f.removed_unread, 0) AS removed_unread
             FROM push_queue q JOIN devices d ON d.key = q.device LEFT JOIN recipients f ON f.recipient = q.recipient
-            WHERE q.id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", "))) ORDER BY q.id
-            """, ids)
+            WHERE q.id IN (\(list: ids)) ORDER BY q.id
+            """)
         let notificationIds = try NotificationIds.load(on: c)
         return try rows.map { r in
             let recipient = try r.int64("recipient")
@@ -163,8 +174,7 @@ enum PushQueueStore {
     /// Removes rows that were sent or dropped, in one statement. - Throws: the engine's error.
     static func remove(_ ids: [Int64], in tx: Transaction) throws {
         guard !ids.isEmpty else { return }
-        try tx.query(
-            "DELETE FROM push_queue WHERE id IN (\(Array(repeating: "?", count: ids.count).joined(separator: ", ")))", ids)
+        try tx.query("DELETE FROM push_queue WHERE id IN (\(list: ids))")
     }
 
     /// Releases `claimer`'s claim of row `id` and makes it due again at `availableAt` (Unix ms),
@@ -173,9 +183,9 @@ enum PushQueueStore {
     static func reschedule(_ id: Int64, claimer: String, availableAt: Int64, in tx: Transaction) throws {
         try tx.query(
             """
-            UPDATE push_queue SET available_at = ?, claimed_until = 0, claimed_by = NULL, attempts = attempts + 1
-            WHERE id = ? AND claimed_by = ?
-            """, [availableAt, id, claimer])
+            UPDATE push_queue SET available_at = \(availableAt), claimed_until = 0, claimed_by = NULL, attempts = attempts + 1
+            WHERE id = \(id) AND claimed_by = \(claimer)
+            """)
     }
 
     /// Deletes device `device` and its queued rows after APNs said its token is dead, unless it
@@ -183,12 +193,12 @@ enum PushQueueStore {
     /// - Returns: whether it was deleted. - Throws: the engine's error.
     static func removeDevice(_ device: Int64, unregisteredAt: Int64?, in tx: Transaction) throws -> Bool {
         if let unregisteredAt {
-            try tx.query("DELETE FROM devices WHERE key = ? AND created_at <= ?", [device, unregisteredAt])
+            try tx.query("DELETE FROM devices WHERE key = \(device) AND created_at <= \(unregisteredAt)")
         } else {
-            try tx.query("DELETE FROM devices WHERE key = ?", [device])
+            try tx.query("DELETE FROM devices WHERE key = \(device)")
         }
         guard tx.connection.changes > 0 else { return false }
-        try tx.query("DELETE FROM push_queue WHERE device = ?", [device])
+        try tx.query("DELETE FROM push_queue WHERE device = \(device)")
         return true
     }
 }

@@ -26,12 +26,13 @@ import Storage
 enum PushSchema {
     /// `notification.14-push` on both engines.
     static func migration(for id: String) -> Migration {
-        Migration(id, sqlite: sql(.sqlite), postgres: sql(.postgres))
+        Migration(id, sql)
     }
 
-    static func sql(_ engine: StorageEngine) -> String {
-        let int = engine == .sqlite ? "INTEGER" : "BIGINT"
-        let key = engine == .sqlite ? "INTEGER PRIMARY KEY" : "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"
+    /// The migration's statements, written once (`SQL.bigint`, `SQL.generatedKey`).
+    static var sql: SQL {
+        let int = SQL.bigint
+        let key = SQL.generatedKey
         return """
             CREATE TABLE devices(
                 key \(key),

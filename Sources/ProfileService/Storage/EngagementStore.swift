@@ -44,9 +44,9 @@ struct SQLEngagementStore: EngagementStore {
         try await database.write { tx in
             guard let post = try PostRecord.byId(postId, on: tx.connection) else { throw ServiceError.notFound("post") }
             if liked {
-                try tx.query("INSERT INTO likes(post_seq, user_id) VALUES (?, ?) ON CONFLICT DO NOTHING", [post.seq, userId])
+                try tx.query("INSERT INTO likes(post_seq, user_id) VALUES (\(post.seq), \(userId)) ON CONFLICT DO NOTHING")
                 if tx.connection.changes > 0 {
-                    try tx.query("UPDATE posts SET like_count = like_count + 1 WHERE seq = ?", [post.seq])
+                    try tx.query("UPDATE posts SET like_count = like_count + 1 WHERE seq = \(post.seq)")
                     // The liker's public fields travel with the event, so the owner's live
                     // stream shows them without asking this service again.
                     let user = try SQLProfileStore.records(ids: [userId], on: tx.connection)[userId]?.publicUser
@@ -56,13 +56,13 @@ struct SQLEngagementStore: EngagementStore {
                             postType: post.postType, user: user))
                 }
             } else {
-                try tx.query("DELETE FROM likes WHERE post_seq = ? AND user_id = ?", [post.seq, userId])
+                try tx.query("DELETE FROM likes WHERE post_seq = \(post.seq) AND user_id = \(userId)")
                 if tx.connection.changes > 0 {
-                    try tx.query("UPDATE posts SET like_count = like_count - 1 WHERE seq = ?", [post.seq])
+                    try tx.query("UPDATE posts SET like_count = like_count - 1 WHERE seq = \(post.seq)")
                     try tx.emit(Profile.PostUnliked(postId: post.id, ownerId: post.ownerId, userId: userId))
                 }
             }
-            let count = try tx.connection.scalar("SELECT like_count FROM posts WHERE seq = ?", [post.seq]) ?? 0
+            let count = try tx.connection.scalar("SELECT like_count FROM posts WHERE seq = \(post.seq)") ?? 0
             return .init(liked: liked, likeCount: Int(count))
         }
     }
@@ -73,8 +73,11 @@ struct SQLEngagementStore: EngagementStore {
         return try await database.read { c in
             guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
             let rows = try c.query(
-                "SELECT seq, user_id FROM likes WHERE post_seq = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-                [post.seq, after, limit + 1])
+                """
+                SELECT seq, user_id FROM likes WHERE post_seq = \(post.seq) AND seq < \(after) ORDER BY seq DESC
+                    LIMIT \(limit + 1)
+                """
+            )
             let page = Array(rows.prefix(limit))
             let ids = try page.map { try $0.string("user_id") }
             let users = try SQLProfileStore.records(ids: ids, on: c)
@@ -92,9 +95,12 @@ struct SQLEngagementStore: EngagementStore {
                 throw ServiceError.notFound("post")
             }
             try tx.query(
-                "INSERT INTO comments(id, post_seq, user_id, text, created_at) VALUES (?, ?, ?, ?, ?)",
-                [comment.id, post.seq, comment.authorId, comment.text, comment.createdAt])
-            try tx.query("UPDATE posts SET comment_count = comment_count + 1 WHERE seq = ?", [post.seq])
+                """
+                INSERT INTO comments(id, post_seq, user_id, text, created_at)
+                    VALUES (\(comment.id), \(post.seq), \(comment.authorId), \(comment.text), \(comment.createdAt))
+                """
+            )
+            try tx.query("UPDATE posts SET comment_count = comment_count + 1 WHERE seq = \(post.seq)")
             let known = try SQLProfileStore.records(ids: [comment.authorId], on: tx.connection)[comment.authorId]?.publicUser
             try tx.emit(
                 Profile.PostCommented(
@@ -116,8 +122,8 @@ struct SQLEngagementStore: EngagementStore {
             let rows = try c.query(
                 """
                 SELECT seq, id, user_id, text, created_at FROM comments
-                WHERE post_seq = ? AND seq > ? ORDER BY seq LIMIT ?
-                """, [post.seq, after, limit + 1])
+                WHERE post_seq = \(post.seq) AND seq > \(after) ORDER BY seq LIMIT \(limit + 1)
+                """)
             let page = Array(rows.prefix(limit))
             let users = try SQLProfileStore.records(ids: try page.map { try $0.string("user_id") }, on: c)
             let items = try page.map { r in

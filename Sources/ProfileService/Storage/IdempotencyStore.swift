@@ -84,12 +84,12 @@ struct SQLIdempotencyStore: IdempotencyStore {
     static func save(_ claim: IdempotencyClaim, reply: String, on c: DatabaseConnection) throws {
         try c.query(
             """
-            INSERT INTO idempotency_keys(user_id, idempotency_key, fingerprint, reply, created_ms) VALUES (?, ?, ?, ?, ?)
+            INSERT INTO idempotency_keys(user_id, idempotency_key, fingerprint, reply, created_ms)
+                VALUES (\(claim.userId), \(claim.key), \(claim.fingerprint), \(reply), \(claim.nowMs))
             ON CONFLICT(user_id, idempotency_key) DO UPDATE SET fingerprint = excluded.fingerprint,
                 reply = excluded.reply, created_ms = excluded.created_ms
-            WHERE idempotency_keys.created_ms <= ?
-            """,
-            [claim.userId, claim.key, claim.fingerprint, reply, claim.nowMs, claim.nowMs - IdempotencyKey.retentionMs])
+            WHERE idempotency_keys.created_ms <= \(claim.nowMs - IdempotencyKey.retentionMs)
+            """)
         guard c.changes > 0 else { throw IdempotentWrites.inUse() }
     }
 
@@ -99,8 +99,8 @@ struct SQLIdempotencyStore: IdempotencyStore {
                 IdempotencyRecord.self,
                 """
                 SELECT fingerprint, reply, created_ms FROM idempotency_keys
-                WHERE user_id = ? AND idempotency_key = ? AND created_ms > ?
-                """, [userId, key, nowMs - IdempotencyKey.retentionMs])
+                WHERE user_id = \(userId) AND idempotency_key = \(key) AND created_ms > \(nowMs - IdempotencyKey.retentionMs)
+                """)
         }
     }
 
@@ -113,8 +113,9 @@ struct SQLIdempotencyStore: IdempotencyStore {
             try tx.query(
                 """
                 DELETE FROM idempotency_keys WHERE (user_id, idempotency_key) IN (
-                    SELECT user_id, idempotency_key FROM idempotency_keys WHERE created_ms <= ? ORDER BY created_ms LIMIT ?)
-                """, [cutoffMs, limit])
+                    SELECT user_id, idempotency_key FROM idempotency_keys WHERE created_ms <= \(cutoffMs) ORDER BY created_ms
+                        LIMIT \(limit))
+                """)
             return tx.connection.changes
         }
     }

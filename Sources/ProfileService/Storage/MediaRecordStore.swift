@@ -36,7 +36,7 @@ struct MediaRecord: Sendable, RowDecodable, Equatable {
         createdAt = try row.string("created_at")
     }
 
-    static let columns = "id, owner_id, kind, width, height, duration_ms, created_at"
+    static let columns: SQL = "id, owner_id, kind, width, height, duration_ms, created_at"
 
     /// The variant a post's `mediaURL` shows: `1080`, or a video's `original`.
     var mainVariant: String { kind == "video" ? "original" : "1080" }
@@ -92,9 +92,9 @@ struct SQLMediaRecordStore: MediaRecordStore {
     static func attach(id: String, ownerId: String, on c: DatabaseConnection) throws -> MediaRecord? {
         guard
             let record = try c.queryOne(
-                MediaRecord.self, "SELECT \(MediaRecord.columns) FROM media WHERE id = ? AND owner_id = ?", [id, ownerId])
+                MediaRecord.self, "SELECT \(MediaRecord.columns) FROM media WHERE id = \(id) AND owner_id = \(ownerId)")
         else { return nil }
-        try c.query("UPDATE media SET attached = 1 WHERE id = ? AND owner_id = ?", [id, ownerId])
+        try c.query("UPDATE media SET attached = 1 WHERE id = \(id) AND owner_id = \(ownerId)")
         return record
     }
 
@@ -103,9 +103,9 @@ struct SQLMediaRecordStore: MediaRecordStore {
     static func release(id: String, dueMs: Int64, on c: DatabaseConnection) throws {
         try c.query(
             """
-            INSERT INTO media_release(id, due_ms) VALUES (?, ?)
-            ON CONFLICT(id) DO UPDATE SET due_ms = \(c.sql(sqlite: "min", postgres: "LEAST"))(media_release.due_ms, excluded.due_ms)
-            """, [id, dueMs])
+            INSERT INTO media_release(id, due_ms) VALUES (\(id), \(dueMs))
+            ON CONFLICT(id) DO UPDATE SET due_ms = \(SQL.least)(media_release.due_ms, excluded.due_ms)
+            """)
     }
 
     func claim(_ record: MediaRecord, nowMs: Int64, graceMs: Int64) async throws {
@@ -113,33 +113,30 @@ struct SQLMediaRecordStore: MediaRecordStore {
             try tx.query(
                 """
                 INSERT INTO media(id, owner_id, kind, width, height, duration_ms, created_at, created_ms, attached)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0)
+                VALUES (\(record.id), \(record.ownerId), \(record.kind), \(record.width), \(record.height),
+                    \(record.durationMs.map { Int64($0) }), \(record.createdAt), \(nowMs), 0)
                 ON CONFLICT(id, owner_id) DO UPDATE SET created_at = excluded.created_at,
                     created_ms = excluded.created_ms, attached = 0
-                """,
-                [
-                    record.id, record.ownerId, record.kind, record.width, record.height,
-                    record.durationMs.map { Int64($0) }, record.createdAt, nowMs,
-                ])
+                """)
             try Self.release(id: record.id, dueMs: nowMs + graceMs, on: tx.connection)
         }
     }
 
     func unclaim(id: String, ownerId: String) async throws {
         _ = try await database.write { tx in
-            try tx.query("DELETE FROM media WHERE id = ? AND owner_id = ? AND attached = 0", [id, ownerId])
+            try tx.query("DELETE FROM media WHERE id = \(id) AND owner_id = \(ownerId) AND attached = 0")
         }
     }
 
     func owned(id: String, ownerId: String) async throws -> MediaRecord? {
         try await database.read { c in
             try c.queryOne(
-                MediaRecord.self, "SELECT \(MediaRecord.columns) FROM media WHERE id = ? AND owner_id = ?", [id, ownerId])
+                MediaRecord.self, "SELECT \(MediaRecord.columns) FROM media WHERE id = \(id) AND owner_id = \(ownerId)")
         }
     }
 
     func exists(id: String) async throws -> Bool {
-        try await database.read { try $0.exists("SELECT 1 FROM media WHERE id = ?", [id]) }
+        try await database.read { try $0.exists("SELECT 1 FROM media WHERE id = \(id)") }
     }
 
     func collect(nowMs: Int64, graceMs: Int64, limit: Int, remove: @escaping @Sendable (String) throws -> Void)
@@ -150,24 +147,24 @@ struct SQLMediaRecordStore: MediaRecordStore {
             // Claimed: a replica collecting at the same time (after a release it served) skips
             // the rows this one holds rather than removing the same files.
             let due = try c.query(
-                "SELECT id FROM media_release WHERE due_ms <= ? ORDER BY due_ms LIMIT ?"
-                    + c.sql(sqlite: "", postgres: " FOR UPDATE SKIP LOCKED"), [nowMs, limit]
+                "SELECT id FROM media_release WHERE due_ms <= \(nowMs) ORDER BY due_ms LIMIT \(limit)\(SQL.forUpdateSkipLocked)"
             )
             .map { try $0.string("id") }
             var removed: [String] = []
             for id in due {
-                try c.query("DELETE FROM media_release WHERE id = ?", [id])
+                try c.query("DELETE FROM media_release WHERE id = \(id)")
                 // PostgreSQL: the id's rows locked first, so a replica attaching or claiming them
                 // right now commits before the checks below read (they see its post or upload).
-                if c.engine == .postgres { try c.query("SELECT id FROM media WHERE id = ? FOR UPDATE", [id]) }
+                // (SQLite: a read; the one writer already excludes every other.)
+                try c.query("SELECT id FROM media WHERE id = \(id)\(SQL.forUpdate)")
                 // Used by a post or profile: looked at again when one of them lets go.
                 let used =
-                    try c.exists("SELECT 1 FROM posts WHERE media_id = ?", [id])
-                    || c.exists("SELECT 1 FROM profiles WHERE photo_media_id = ?", [id])
+                    try c.exists("SELECT 1 FROM posts WHERE media_id = \(id)")
+                    || c.exists("SELECT 1 FROM profiles WHERE photo_media_id = \(id)")
                 if used { continue }
                 // A fresh upload nothing used yet: looked at again when its grace period ends.
                 if let newest = try c.scalar(
-                    "SELECT max(created_ms) FROM media WHERE id = ? AND attached = 0 AND created_ms > ?", [id, nowMs - graceMs])
+                    "SELECT max(created_ms) FROM media WHERE id = \(id) AND attached = 0 AND created_ms > \(nowMs - graceMs)")
                 {
                     try Self.release(id: id, dueMs: newest + graceMs, on: c)
                     continue
@@ -178,7 +175,7 @@ struct SQLMediaRecordStore: MediaRecordStore {
                     try Self.release(id: id, dueMs: nowMs + Self.retryDelayMs, on: c)
                     continue
                 }
-                try c.query("DELETE FROM media WHERE id = ?", [id])
+                try c.query("DELETE FROM media WHERE id = \(id)")
                 removed.append(id)
             }
             return removed

@@ -17,7 +17,7 @@ struct PostRecord: Sendable, RowDecodable {
     /// The upload the post shows (nil for a post made from URLs).
     var mediaId: String?
 
-    static let columns =
+    static let columns: SQL =
         "p.seq, p.id, p.owner_id, p.post_type, p.media_url, p.thumbnail_url, p.caption, p.created_at, p.like_count, p.comment_count, p.media_id"
 
     init(row: Row) throws {
@@ -36,7 +36,7 @@ struct PostRecord: Sendable, RowDecodable {
 
     /// The post by `id` on `c`, or nil.
     static func byId(_ id: String, on c: DatabaseConnection) throws -> PostRecord? {
-        try c.queryOne(PostRecord.self, "SELECT \(columns) FROM posts p WHERE p.id = ?", [id])
+        try c.queryOne(PostRecord.self, "SELECT \(columns) FROM posts p WHERE p.id = \(id)")
     }
 }
 
@@ -100,15 +100,12 @@ struct SQLPostStore: PostStore {
             let seq = try tx.connection.insertReturning(
                 """
                 INSERT INTO posts(id, owner_id, post_type, media_url, thumbnail_url, caption, created_at, media_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq
-                """,
-                [
-                    post.id, post.ownerId, post.postType, post.mediaURL, post.thumbnailURL, post.caption, post.createdAt,
-                    post.mediaId,
-                ])
+                VALUES (\(post.id), \(post.ownerId), \(post.postType), \(post.mediaURL), \(post.thumbnailURL), \(post.caption),
+                    \(post.createdAt), \(post.mediaId)) RETURNING seq
+                """)
             for (position, userId) in post.taggedUserIds.enumerated() {
                 try tx.query(
-                    "INSERT INTO post_tags(post_seq, user_id, position) VALUES (?, ?, ?)", [seq, userId, position])
+                    "INSERT INTO post_tags(post_seq, user_id, position) VALUES (\(seq), \(userId), \(position))")
             }
             let owner = try SQLProfileStore.records(ids: [post.ownerId], on: tx.connection)[post.ownerId]?.publicUser
             try tx.emit(
@@ -136,10 +133,10 @@ struct SQLPostStore: PostStore {
         try await database.write { tx in
             guard let post = try PostRecord.byId(id, on: tx.connection) else { throw ServiceError.notFound("post") }
             guard post.ownerId == userId else { throw ServiceError.forbidden("only the owner can delete a post") }
-            try tx.query("DELETE FROM likes WHERE post_seq = ?", [post.seq])
-            try tx.query("DELETE FROM comments WHERE post_seq = ?", [post.seq])
-            try tx.query("DELETE FROM post_tags WHERE post_seq = ?", [post.seq])
-            try tx.query("DELETE FROM posts WHERE seq = ?", [post.seq])
+            try tx.query("DELETE FROM likes WHERE post_seq = \(post.seq)")
+            try tx.query("DELETE FROM comments WHERE post_seq = \(post.seq)")
+            try tx.query("DELETE FROM post_tags WHERE post_seq = \(post.seq)")
+            try tx.query("DELETE FROM posts WHERE seq = \(post.seq)")
             if let mediaId = post.mediaId {
                 try SQLMediaRecordStore.release(id: mediaId, dueMs: Timestamp.nowMs() + delay, on: tx.connection)
             }
@@ -153,14 +150,17 @@ struct SQLPostStore: PostStore {
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
-                let sql =
+                let sql: SQL =
                     tagged
                     ? """
                     SELECT \(PostRecord.columns) FROM post_tags t JOIN posts p ON p.seq = t.post_seq
-                    WHERE t.user_id = ? AND t.post_seq < ? ORDER BY t.post_seq DESC LIMIT ?
+                    WHERE t.user_id = \(userId) AND t.post_seq < \(after) ORDER BY t.post_seq DESC LIMIT \(limit + 1)
                     """
-                    : "SELECT \(PostRecord.columns) FROM posts p WHERE p.owner_id = ? AND p.seq < ? ORDER BY p.seq DESC LIMIT ?"
-                let rows = try c.query(PostRecord.self, sql, [userId, after, limit + 1])
+                    : """
+                    SELECT \(PostRecord.columns) FROM posts p WHERE p.owner_id = \(userId) AND p.seq < \(after)
+                    ORDER BY p.seq DESC LIMIT \(limit + 1)
+                    """
+                let rows = try c.query(PostRecord.self, sql)
                 let items = Array(rows.prefix(limit))
                 return Page(
                     items: try Self.render(items, viewerId: viewerId, on: c),
@@ -171,7 +171,7 @@ struct SQLPostStore: PostStore {
     }
 
     func count(ownerId: String) async throws -> Int {
-        try await database.read { Int(try $0.scalar("SELECT COUNT(*) FROM posts WHERE owner_id = ?", [ownerId]) ?? 0) }
+        try await database.read { Int(try $0.scalar("SELECT COUNT(*) FROM posts WHERE owner_id = \(ownerId)") ?? 0) }
     }
 
     /// Builds `Post`s: owner and tagged users from the replica, `likedByMe` for `viewerId`. A user
@@ -179,7 +179,7 @@ struct SQLPostStore: PostStore {
     static func render(_ records: [PostRecord], viewerId: String, on c: DatabaseConnection) throws -> [Profile.Post] {
         var tags: [Int64: [String]] = [:]
         for r in records {
-            tags[r.seq] = try c.query("SELECT user_id FROM post_tags WHERE post_seq = ? ORDER BY position", [r.seq])
+            tags[r.seq] = try c.query("SELECT user_id FROM post_tags WHERE post_seq = \(r.seq) ORDER BY position")
                 .map { try $0.string("user_id") }
         }
         let ids = records.map(\.ownerId) + tags.values.flatMap { $0 }
@@ -192,7 +192,7 @@ struct SQLPostStore: PostStore {
                 id: r.id, owner: user(r.ownerId), postType: r.postType, mediaURL: r.mediaURL,
                 thumbnailURL: r.thumbnailURL, caption: r.caption, taggedUsers: (tags[r.seq] ?? []).map(user),
                 likeCount: r.likeCount, commentCount: r.commentCount,
-                likedByMe: try c.exists("SELECT 1 FROM likes WHERE post_seq = ? AND user_id = ?", [r.seq, viewerId]),
+                likedByMe: try c.exists("SELECT 1 FROM likes WHERE post_seq = \(r.seq) AND user_id = \(viewerId)"),
                 createdAt: r.createdAt)
         }
     }

@@ -66,7 +66,7 @@ struct SQLProfileStore: ProfileStore {
     /// was first seen) in the same transaction as its identity.
     static func replica(database: Database, auth: RPCClient) -> IdentityReplica {
         IdentityReplica(database: database, auth: auth, keepsEmail: true) { id, time, tx in
-            try tx.query("INSERT INTO profiles(id, join_date) VALUES (?, ?) ON CONFLICT DO NOTHING", [id, time])
+            try tx.query("INSERT INTO profiles(id, join_date) VALUES (\(id), \(time)) ON CONFLICT DO NOTHING")
         }
     }
 
@@ -75,7 +75,7 @@ struct SQLProfileStore: ProfileStore {
         var found: [String: UserRecord] = [:]
         for id in Set(ids) {
             if let u = try c.queryOne(
-                UserRecord.self, "\(UserRecord.select) WHERE i.id = ? AND i.username IS NOT NULL", [id])
+                UserRecord.self, "\(UserRecord.select) WHERE i.id = \(id) AND i.username IS NOT NULL")
             {
                 found[id] = u
             }
@@ -102,7 +102,7 @@ struct SQLProfileStore: ProfileStore {
         let read: @Sendable (DatabaseConnection) throws -> [String: UserRecord] = { c in
             var found: [String: UserRecord] = [:]
             for name in names {
-                if let u = try c.queryOne(UserRecord.self, "\(UserRecord.select) WHERE i.username = ?", [name]) {
+                if let u = try c.queryOne(UserRecord.self, "\(UserRecord.select) WHERE i.username = \(name)") {
                     found[name] = u
                 }
             }
@@ -121,8 +121,8 @@ struct SQLProfileStore: ProfileStore {
                 let row = try c.queryOne(
                     """
                     SELECT u.*, (SELECT COUNT(*) FROM posts WHERE owner_id = u.id) AS post_count
-                    FROM (\(UserRecord.select) WHERE i.username = ?) u
-                    """, [name])
+                    FROM (\(UserRecord.select) WHERE i.username = \(name)) u
+                    """)
             else { return nil }
             return (try UserRecord(row: row), try row.int("post_count"))
         }
@@ -136,9 +136,9 @@ struct SQLProfileStore: ProfileStore {
             try replica.apply(identity, in: tx)
             try tx.query(
                 """
-                UPDATE profiles SET name = COALESCE(?, name), birth_date = COALESCE(?, birth_date),
-                    gender = COALESCE(?, gender) WHERE id = ?
-                """, [name, birthDate, gender, identity.id])
+                UPDATE profiles SET name = COALESCE(\(name), name), birth_date = COALESCE(\(birthDate), birth_date),
+                    gender = COALESCE(\(gender), gender) WHERE id = \(identity.id)
+                """)
             guard let user = try Self.records(ids: [identity.id], on: tx.connection)[identity.id] else {
                 throw ServiceError.internal("profile vanished")
             }
@@ -168,15 +168,13 @@ struct SQLProfileStore: ProfileStore {
             }
             try tx.query(
                 """
-                UPDATE profiles SET name = ?, bio = ?, photo_url = ?, phone = ?, gender = ?, birth_date = ?
-                WHERE id = ?
-                """,
-                [
-                    changes.name ?? before.name, changes.bio ?? before.bio,
-                    value("profilePhotoURL", changes.profilePhotoURL, before.profilePhotoURL),
-                    value("phone", changes.phone, before.phone), value("gender", changes.gender, before.gender),
-                    value("birthDate", changes.birthDate, before.birthDate), userId,
-                ])
+                UPDATE profiles SET name = \(changes.name ?? before.name), bio = \(changes.bio ?? before.bio),
+                    photo_url = \(value("profilePhotoURL", changes.profilePhotoURL, before.profilePhotoURL)),
+                    phone = \(value("phone", changes.phone, before.phone)),
+                    gender = \(value("gender", changes.gender, before.gender)),
+                    birth_date = \(value("birthDate", changes.birthDate, before.birthDate))
+                WHERE id = \(userId)
+                """)
             guard let after = try Self.records(ids: [userId], on: tx.connection)[userId] else {
                 throw ServiceError.notFound("user")
             }
@@ -187,11 +185,11 @@ struct SQLProfileStore: ProfileStore {
 
     /// Clears `userId`'s `photo_media_id`, releasing that upload after `delayMs`.
     static func releasePhoto(userId: String, delayMs: Int64, on c: DatabaseConnection) throws {
-        let old = try c.queryOne("SELECT photo_media_id FROM profiles WHERE id = ?", [userId])?.optionalString(
+        let old = try c.queryOne("SELECT photo_media_id FROM profiles WHERE id = \(userId)")?.optionalString(
             "photo_media_id")
         if let old {
             try SQLMediaRecordStore.release(id: old, dueMs: Timestamp.nowMs() + delayMs, on: c)
-            try c.query("UPDATE profiles SET photo_media_id = NULL WHERE id = ?", [userId])
+            try c.query("UPDATE profiles SET photo_media_id = NULL WHERE id = \(userId)")
         }
     }
 
@@ -204,7 +202,7 @@ struct SQLProfileStore: ProfileStore {
             }
             try Self.releasePhoto(userId: userId, delayMs: releaseDelayMs, on: c)
             try c.query(
-                "UPDATE profiles SET photo_url = ?, photo_media_id = ? WHERE id = ?", [photoURL, mediaId, userId])
+                "UPDATE profiles SET photo_url = \(photoURL), photo_media_id = \(mediaId) WHERE id = \(userId)")
             guard let after = try Self.records(ids: [userId], on: c)[userId] else { throw ServiceError.notFound("user") }
             if after.publicUser != before.publicUser { try tx.emit(Profile.ProfileChanged(user: after.publicUser)) }
             return after
@@ -213,7 +211,7 @@ struct SQLProfileStore: ProfileStore {
 
     func setSaveOriginalPosts(userId: String, _ value: Bool) async throws -> UserRecord? {
         try await database.write { tx in
-            try tx.query("UPDATE profiles SET save_original_posts = ? WHERE id = ?", [value, userId])
+            try tx.query("UPDATE profiles SET save_original_posts = \(value) WHERE id = \(userId)")
             return try Self.records(ids: [userId], on: tx.connection)[userId]
         }
     }

@@ -19,7 +19,7 @@ struct UserRecord: Sendable, Equatable, RowDecodable {
     var saveOriginalPosts: Bool
 
     /// The columns `init(row:)` reads, from `identities i JOIN profiles p`.
-    static let select = """
+    static let select: SQL = """
         SELECT i.id, i.username, i.email, i.version, p.name, p.bio, p.photo_url, p.phone, p.gender,
             p.birth_date, p.join_date, p.save_original_posts
         FROM identities i JOIN profiles p ON p.id = i.id

@@ -16,6 +16,12 @@ public struct WriteConflict: Error, CustomStringConvertible {
     public var description: String { "write conflict: \(reason)" }
 }
 
+/// A write whose request deadline (`RequestDeadline`) passed while it waited for the writer:
+/// nothing of it ran (its caller has given up). The service host answers 504.
+public struct WriteDeadlinePassed: Error, CustomStringConvertible {
+    public var description: String { "deadline passed while waiting for the database" }
+}
+
 /// A subscriber's cursor was not where the applying replica expected: another replica applied
 /// those events (see `Transaction.setCursor`).
 public struct CursorMoved: Error, CustomStringConvertible {
@@ -56,9 +62,10 @@ public final class Transaction {
     }
 
     /// Runs a statement on the transaction's connection (shorthand for `connection.query`).
+    /// - Throws: `DatabaseError`.
     @discardableResult
-    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
-        try connection.query(sql, params)
+    public func query(_ sql: SQL) throws -> [Row] {
+        try connection.query(sql)
     }
 
     /// Emits an event: it is appended to the outbox in this transaction, just before the
@@ -82,14 +89,13 @@ public final class Transaction {
     /// The condition fences replicas: if another replica applied and moved the cursor in the
     /// meantime (two briefly believed they were the active one), this throws and the
     /// transaction, with what it applied, rolls back, so no event is applied twice.
-    /// - Throws: `CursorMoved` when the cursor is no longer at `expected`; the engine's error.
+    /// - Throws: `CursorMoved` when the cursor is no longer at `expected`; `DatabaseError`.
     package func setCursor(_ seq: Int64, for producer: String, expected: Int64) throws {
         try connection.query(
             """
-            INSERT INTO event_cursor(producer, seq) VALUES (?, ?)
-            ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq WHERE event_cursor.seq = ?
-            """,
-            [producer, seq, expected])
+            INSERT INTO event_cursor(producer, seq) VALUES (\(producer), \(seq))
+            ON CONFLICT(producer) DO UPDATE SET seq = excluded.seq WHERE event_cursor.seq = \(expected)
+            """)
         guard connection.changes == 1 else { throw CursorMoved(producer: producer, expected: expected) }
     }
 }
@@ -162,7 +168,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Opens the SQLite database at `path` (see `init(location:producer:migrations:legacy:readers:)`).
-    /// - Throws: the engine's error, `MigrationError`.
+    /// - Throws: `DatabaseError`, `MigrationError`.
     public convenience init(
         path: String, producer: String?, migrations: [Migration], legacy: [Migration] = [], readers: Int = 2
     ) throws {
@@ -176,7 +182,7 @@ public final class Database: @unchecked Sendable {
     ///   - producer: the service's producer name for events it emits (nil: emits none).
     ///   - legacy: the service's migrations from before they were named (SQLite only; see `Migrator`).
     ///   - readers: number of read connections.
-    /// - Throws: the engine's error (the engine's error), `MigrationError`.
+    /// - Throws: `DatabaseError`, `MigrationError`.
     public init(
         location: DatabaseLocation, producer: String?, migrations: [Migration], legacy: [Migration] = [],
         readers: Int = 2
@@ -202,8 +208,8 @@ public final class Database: @unchecked Sendable {
     /// Runs `body` in a write transaction on the writer queue, possibly together with other
     /// queued writes (each in its own savepoint, in arrival order; each sees the ones before it).
     /// Events it emits are handed to the publisher after the commit, in sequence order.
-    /// - Throws: whatever `body` throws (only its own changes are rolled back), the engine's error
-    ///   (for a failed commit: nothing of the batch is written), or 504 `deadline_exceeded` when
+    /// - Throws: whatever `body` throws (only its own changes are rolled back), `DatabaseError`
+    ///   (for a failed commit: nothing of the batch is written), or `WriteDeadlinePassed` when
     ///   called inside a request (`RequestDeadline.current`) whose deadline passed before the
     ///   writer reached it (nothing is written then).
     public func write<T: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> T) async throws -> T {
@@ -224,9 +230,6 @@ public final class Database: @unchecked Sendable {
 
     /// Writes queued and not yet taken by the writer (for tests and diagnostics).
     var pendingWrites: Int { queued.withLock { $0.writes.count } }
-
-    private static let deadlineExceeded = ServiceError(
-        .deadlineExceeded, message: "deadline passed while waiting for the database", status: 504)
 
     /// Applies queued writes, up to `maxWritesPerCommit` per transaction, until none are left
     /// (runs on the writer queue).
@@ -257,10 +260,10 @@ public final class Database: @unchecked Sendable {
                     // The batch's statements may run until the latest of its deadlines.
                     let deadlines = batch.map(\.deadline)
                     try writer.bound(by: deadlines.contains(nil) ? nil : deadlines.compactMap { $0 }.max())
-                    try writer.execute(writer.beginWrite)
+                    try writer.execute(SQL.beginWrite)
                     for write in batch {
                         if let deadline = write.deadline, Timestamp.nowMs() > deadline {
-                            outcomes.append(.failure(Self.deadlineExceeded))
+                            outcomes.append(.failure(WriteDeadlinePassed()))
                             continue
                         }
                         var conflicts = 0
@@ -292,7 +295,7 @@ public final class Database: @unchecked Sendable {
                     }
                     events = try appendToOutbox(pending)
                     // Wakes the replica that publishes the outbox (see `Leadership`), at commit.
-                    if engine == .postgres && !events.isEmpty { try writer.execute("NOTIFY \(Outbox.notifyChannel)") }
+                    if !events.isEmpty { try writer.execute(Self.notifyOutbox) }
                     try writer.execute("COMMIT")
                     let applied = Int64(outcomes.count { if case .success = $0 { true } else { false } })
                     writeCounts.withLock {
@@ -326,14 +329,17 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Whether `error` is PostgreSQL's deadlock (40P01, where the server rolled this side back)
-    /// or serialization failure (40001): races between replicas writing the same rows in
-    /// different orders, which running the batch again resolves (up to `maxConflictRetries`
+    /// Whether `error` is a deadlock (PostgreSQL's 40P01, where the server rolled this side
+    /// back) or a serialization failure (40001): races between replicas writing the same rows
+    /// in different orders, which running the batch again resolves (up to `maxConflictRetries`
     /// times: the other side of a deadlock went on).
     static func isTransient(_ error: any Error) -> Bool {
-        guard let error = error as? PostgresError else { return false }
-        return error.kind == .deadlock || error.kind == .serializationFailure
+        (error as? DatabaseError)?.isTransient ?? false
     }
+
+    /// `NOTIFY outbox` at a commit that appended to the outbox, on PostgreSQL: wakes the replica
+    /// that publishes it (see `Leadership`). Nothing on SQLite (one process per file).
+    private static let notifyOutbox = SQL.postgresOnly("NOTIFY \(Outbox.notifyChannel)")
 
     /// Appends a batch's events to the outbox, last before its commit, and returns them with
     /// their sequence numbers, in order.
@@ -357,8 +363,7 @@ public final class Database: @unchecked Sendable {
             for event in pending {
                 guard
                     let seq = try writer.scalar(
-                        "INSERT INTO outbox(type, time, body) VALUES (?, ?, ?) RETURNING seq",
-                        [event.type, event.time, event.body])
+                        "INSERT INTO outbox(type, time, body) VALUES (\(event.type), \(event.time), \(event.body)) RETURNING seq")
                 else { preconditionFailure("the outbox insert returned no seq") }
                 append(event, seq)
             }
@@ -366,7 +371,7 @@ public final class Database: @unchecked Sendable {
             var start = 0
             while start < pending.count {
                 let chunk = pending[start..<min(start + 100, pending.count)]
-                let seqs = try writer.query(Outbox.appendSQL(count: chunk.count), chunk.flatMap { [$0.type, $0.time, $0.body] })
+                let seqs = try writer.query(Outbox.append(chunk))
                     .map { try $0.int64("seq") }.sorted()
                 guard seqs.count == chunk.count else { preconditionFailure("the outbox insert returned \(seqs.count) seqs") }
                 for (event, seq) in zip(chunk, seqs) { append(event, seq) }
@@ -414,9 +419,9 @@ public final class Database: @unchecked Sendable {
     }
 
     /// The last sequence number applied from `producer` (0 if none), for `EventSubscriber`.
-    /// - Throws: the engine's error.
+    /// - Throws: `DatabaseError`.
     package func cursor(for producer: String) async throws -> Int64 {
-        try await read { try $0.scalar("SELECT seq FROM event_cursor WHERE producer = ?", [producer]) ?? 0 }
+        try await read { try $0.scalar("SELECT seq FROM event_cursor WHERE producer = \(producer)") ?? 0 }
     }
 
     /// Outbox events with `seq > after`, oldest first, at most `limit` of them and at most
@@ -437,7 +442,7 @@ public final class Database: @unchecked Sendable {
                 while events.count < limit {
                     let page = min(limit - events.count, 32)
                     let rows = try conn.query(
-                        "SELECT seq, type, time, body FROM outbox WHERE seq > ? ORDER BY seq LIMIT ?", [last, page])
+                        "SELECT seq, type, time, body FROM outbox WHERE seq > \(last) ORDER BY seq LIMIT \(page)")
                     for r in rows {
                         let body = try r.string("body")
                         bytes += body.utf8.count

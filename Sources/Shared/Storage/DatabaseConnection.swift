@@ -14,9 +14,9 @@ public enum StorageEngine: String, Sendable, CaseIterable, CustomStringConvertib
 /// event handlers and background jobs see. Not thread-safe: `Database` confines each connection
 /// to one dispatch queue.
 ///
-/// SQL is written with `?` placeholders bound in order (`?NNN` for a numbered one), in the
-/// dialect both engines accept (`INSERT … ON CONFLICT DO NOTHING`, `RETURNING`, savepoints).
-/// Where the engines differ, a store passes one text per engine through `sql(sqlite:postgres:)`.
+/// Statements are `SQL` values: values interpolated into them are bound, and each engine renders
+/// its own placeholders and its side of the dialect fragments (`SQL+Dialect.swift`), so a store
+/// writes a statement once. Errors are `DatabaseError`s on both engines.
 public final class DatabaseConnection {
     enum Backing {
         case sqlite(SQLiteConnection)
@@ -48,88 +48,81 @@ public final class DatabaseConnection {
         }
     }
 
-    /// The text for this connection's engine, for a statement whose dialects differ.
-    public func sql(sqlite: String, postgres: String) -> String {
-        switch engine {
-        case .sqlite: sqlite
-        case .postgres: postgres
-        }
-    }
-
-    /// Runs one or more statements without parameters or results (schema, savepoints).
-    /// - Throws: the engine's error (`SQLiteError`, `PostgresError`).
-    public func execute(_ sql: String) throws {
+    /// Runs one or more statements without parameters or results (schema, savepoints); nothing
+    /// when `sql` has no text on this engine (`SQL.postgresOnly`).
+    /// - Throws: `DatabaseError`.
+    public func execute(_ sql: SQL) throws {
         switch backing {
         case .sqlite(let c): try c.execute(sql)
         case .postgres(let c): try c.execute(sql)
         }
     }
 
-    /// Runs a statement with parameters and returns all rows.
-    /// - Throws: the engine's error (`SQLiteError`, `PostgresError`) with the SQL.
+    /// Runs a statement with its bound values and returns all rows.
+    /// - Throws: `DatabaseError` with the statement's text.
     @discardableResult
-    public func query(_ sql: String, _ params: [any SQLBindable] = []) throws -> [Row] {
+    public func query(_ sql: SQL) throws -> [Row] {
         switch backing {
-        case .sqlite(let c): try c.query(sql, params)
-        case .postgres(let c): try c.query(sql, params)
+        case .sqlite(let c): try c.query(sql)
+        case .postgres(let c): try c.query(sql)
         }
     }
 
     /// The first row, or nil (reading stops at the first row).
-    /// - Throws: the engine's error.
-    public func queryOne(_ sql: String, _ params: [any SQLBindable] = []) throws -> Row? {
+    /// - Throws: `DatabaseError`.
+    public func queryOne(_ sql: SQL) throws -> Row? {
         switch backing {
-        case .sqlite(let c): try c.queryOne(sql, params)
-        case .postgres(let c): try c.queryOne(sql, params)
+        case .sqlite(let c): try c.queryOne(sql)
+        case .postgres(let c): try c.queryOne(sql)
         }
     }
 
     /// Every row decoded as `T`.
-    /// - Throws: the engine's error, or `RowError` from `T.init(row:)`.
-    public func query<T: RowDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> [T] {
-        try query(sql, params).map(T.init(row:))
+    /// - Throws: `DatabaseError`, or `RowError` from `T.init(row:)`.
+    public func query<T: RowDecodable>(_ type: T.Type, _ sql: SQL) throws -> [T] {
+        try query(sql).map(T.init(row:))
     }
 
     /// The first row decoded as `T`, or nil.
-    /// - Throws: the engine's error, or `RowError` from `T.init(row:)`.
-    public func queryOne<T: RowDecodable>(_ type: T.Type, _ sql: String, _ params: [any SQLBindable] = []) throws -> T? {
-        try queryOne(sql, params).map(T.init(row:))
+    /// - Throws: `DatabaseError`, or `RowError` from `T.init(row:)`.
+    public func queryOne<T: RowDecodable>(_ type: T.Type, _ sql: SQL) throws -> T? {
+        try queryOne(sql).map(T.init(row:))
     }
 
     /// The first column of the first row as an integer (`COUNT(*)`, `MAX(seq)`), or nil when
     /// there is no row or the value is NULL.
-    /// - Throws: the engine's error, or `RowError` when the value is not an integer.
-    public func scalar(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int64? {
+    /// - Throws: `DatabaseError`, or `RowError` when the value is not an integer.
+    public func scalar(_ sql: SQL) throws -> Int64? {
         switch backing {
-        case .sqlite(let c): try c.scalar(sql, params)
-        case .postgres(let c): try c.scalar(sql, params)
+        case .sqlite(let c): try c.scalar(sql)
+        case .postgres(let c): try c.scalar(sql)
         }
     }
 
     /// Runs an `INSERT … RETURNING <integer column>` of one row and returns that integer (the
     /// new row's key).
-    /// - Throws: the engine's error; `RowError.unexpectedNull` when no row or NULL came back.
-    public func insertReturning(_ sql: String, _ params: [any SQLBindable] = []) throws -> Int64 {
-        guard let key = try scalar(sql, params) else { throw RowError(column: "RETURNING", problem: .unexpectedNull) }
+    /// - Throws: `DatabaseError`; `RowError.unexpectedNull` when no row or NULL came back.
+    public func insertReturning(_ sql: SQL) throws -> Int64 {
+        guard let key = try scalar(sql) else { throw RowError(column: "RETURNING", problem: .unexpectedNull) }
         return key
     }
 
     /// Whether the statement returns at least one row.
-    /// - Throws: the engine's error.
-    public func exists(_ sql: String, _ params: [any SQLBindable] = []) throws -> Bool {
+    /// - Throws: `DatabaseError`.
+    public func exists(_ sql: SQL) throws -> Bool {
         switch backing {
-        case .sqlite(let c): try c.exists(sql, params)
-        case .postgres(let c): try c.exists(sql, params)
+        case .sqlite(let c): try c.exists(sql)
+        case .postgres(let c): try c.exists(sql)
         }
     }
 
     /// Runs a statement whose rows are two integers each (e.g. `RETURNING recipient, seq`),
     /// without a `Row` per row (a fan-out's hot path). A NULL reads as 0.
-    /// - Throws: the engine's error.
-    public func integerPairs(_ sql: String, _ params: [any SQLBindable] = []) throws -> [(Int64, Int64)] {
+    /// - Throws: `DatabaseError`.
+    public func integerPairs(_ sql: SQL) throws -> [(Int64, Int64)] {
         switch backing {
-        case .sqlite(let c): try c.integerPairs(sql, params)
-        case .postgres(let c): try c.integerPairs(sql, params)
+        case .sqlite(let c): try c.integerPairs(sql)
+        case .postgres(let c): try c.integerPairs(sql)
         }
     }
 
@@ -142,39 +135,66 @@ public final class DatabaseConnection {
     }
 
     /// Runs `body` so that its statements see one snapshot of the database (a read-only
-    /// transaction), rolled back if `body` throws.
-    /// - Throws: what `body` throws, or the engine's error.
+    /// transaction: `SQL.beginSnapshot`), rolled back if `body` throws.
+    /// - Throws: what `body` throws, or `DatabaseError`.
     public func snapshot<T>(_ body: () throws -> T) throws -> T {
-        switch backing {
-        case .sqlite(let c): try c.snapshot(body)
-        case .postgres(let c): try c.snapshot(body)
+        try transaction(opening: SQL.beginSnapshot, body)
+    }
+
+    /// Runs `body` in a write transaction (`SQL.beginWrite`), committing on return, rolling back
+    /// on throw.
+    /// - Throws: what `body` throws, or `DatabaseError`.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try transaction(opening: SQL.beginWrite, body)
+    }
+
+    /// The transaction bracket, once for both engines: `begin`, `body`, then `COMMIT`, or
+    /// `ROLLBACK` when anything threw.
+    private func transaction<T>(opening begin: SQL, _ body: () throws -> T) throws -> T {
+        try execute(begin)
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
         }
     }
 
-    /// Runs `body` in a write transaction, committing on return, rolling back on throw.
-    /// - Throws: what `body` throws, or the engine's error.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
-        switch backing {
-        case .sqlite(let c): try c.transaction(body)
-        case .postgres(let c): try c.transaction(body)
+    /// Runs `body` inside a savepoint: released when `body` returns a value `keep` accepts,
+    /// rolled back (and released) when it returns one `keep` refuses or throws. The value is
+    /// returned either way.
+    /// - Throws: what `body` throws (after the rollback), or `DatabaseError`.
+    /// (`SAVEPOINT s`: a savepoint inside another of the same name hides it until released.)
+    public func savepoint<T>(_ body: () throws -> T, keep: (T) -> Bool = { _ in true }) throws -> T {
+        try execute("SAVEPOINT s")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            // A rollback that fails too (a lost connection) leaves the enclosing transaction
+            // to fail with `body`'s error.
+            try? execute("ROLLBACK TO s")
+            try? execute("RELEASE s")
+            throw error
         }
+        if !keep(result) { try execute("ROLLBACK TO s") }
+        try execute("RELEASE s")
+        return result
     }
 
     /// Bounds each statement by the time left until `deadline` (Unix ms; nil: no bound), as
     /// PostgreSQL's `statement_timeout` (rounded up to 250 ms steps, so that most requests
     /// reuse the setting in force instead of paying a round trip). SQLite has no statement
     /// timeout: a no-op there.
-    /// - Throws: `PostgresError`.
+    /// - Throws: `DatabaseError`.
     public func bound(by deadline: Int64?) throws {
         guard case .postgres(let c) = backing else { return }
         guard let deadline else { return try c.setStatementTimeout(ms: 0) }
         let left = max(1, deadline - Timestamp.nowMs())
         try c.setStatementTimeout(ms: Int((left + 249) / 250 * 250))
     }
-
-    /// The statement that opens a write transaction: `BEGIN IMMEDIATE` on SQLite (the write
-    /// lock at once, so a batch never fails to upgrade), `BEGIN` on PostgreSQL.
-    var beginWrite: String { sql(sqlite: "BEGIN IMMEDIATE", postgres: "BEGIN") }
 }
 
 @available(*, unavailable, message: "DatabaseConnection is confined to its Database queue")

@@ -40,6 +40,25 @@ public enum DatabaseLocation: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// How many reader connections a `Database` opens beside its writer unless configured:
+    /// 2 on SQLite (a read waits on a core), 8 on PostgreSQL (a read waits on round trips, not
+    /// on a core).
+    public var defaultReaders: Int {
+        switch self {
+        case .sqlite: 2
+        case .postgres: 8
+        }
+    }
+
+    /// Whether replicas of a service may share the database: true on PostgreSQL (any number of
+    /// processes), false on SQLite (one process per file).
+    public var isShared: Bool {
+        switch self {
+        case .sqlite: false
+        case .postgres: true
+        }
+    }
+
     /// The location without a password (for logs).
     public var description: String {
         switch self {

@@ -11,24 +11,26 @@ public struct Migration: Sendable {
     /// The same for PostgreSQL.
     public let postgres: String?
 
-    /// A migration whose SQL both engines run as written.
-    public init(_ id: String, _ sql: String) {
-        self.id = id
-        sqlite = sql
-        postgres = sql
+    /// A migration written once for both engines, each running its rendering of `sql`
+    /// (dialect fragments such as `SQL.bigint` and `SQL.withoutRowid` pick each engine's side).
+    /// `sql` binds no values.
+    public init(_ id: String, _ sql: SQL) {
+        self.init(id, sqlite: sql, postgres: sql)
     }
 
     /// A migration with one text per engine; nil where the engine has nothing to do (a SQLite
-    /// migration of data PostgreSQL never had, or PostgreSQL's own starting schema).
-    public init(_ id: String, sqlite: String?, postgres: String?) {
+    /// migration of data PostgreSQL never had, or PostgreSQL's own starting schema). Neither
+    /// binds values.
+    public init(_ id: String, sqlite: SQL?, postgres: SQL?) {
+        precondition(sqlite?.binds.isEmpty != false && postgres?.binds.isEmpty != false, "a migration binds no values")
         self.id = id
-        self.sqlite = sqlite
-        self.postgres = postgres
+        self.sqlite = sqlite?.text(for: .sqlite)
+        self.postgres = postgres?.text(for: .postgres)
     }
 
     /// A migration that runs on SQLite only: from before PostgreSQL was an engine (a
     /// PostgreSQL database starts from the schema these built, in one migration of its own).
-    public static func sqlite(_ id: String, _ sql: String) -> Migration {
+    public static func sqlite(_ id: String, _ sql: SQL) -> Migration {
         Migration(id, sqlite: sql, postgres: nil)
     }
 
@@ -83,30 +85,23 @@ public enum Migrator {
     ///     (the service's migrations from before named migrations existed).
     /// - Throws: `MigrationError.duplicateId` (nothing done), `MigrationError.unknownApplied`
     ///   when the database records a migration `migrations` does not list (nothing done);
-    ///   the engine's error (the failing migration is rolled back; earlier ones stay).
+    ///   `DatabaseError` (the failing migration is rolled back; earlier ones stay).
     public static func migrate(
         _ connection: DatabaseConnection, _ migrations: [Migration], legacy: [Migration] = []
     ) throws {
         try validate(migrations)
         let engine = connection.engine
-        if engine == .postgres {
-            try connection.execute("SELECT pg_advisory_lock(\(advisoryLockKey))")
-        }
-        defer {
-            if engine == .postgres { try? connection.execute("SELECT pg_advisory_unlock(\(advisoryLockKey))") }
-        }
+        try connection.execute(.postgresOnly("SELECT pg_advisory_lock(\(advisoryLockKey))"))
+        defer { try? connection.execute(.postgresOnly("SELECT pg_advisory_unlock(\(advisoryLockKey))")) }
         try connection.execute(
-            connection.sql(
+            .dialect(
                 sqlite: "CREATE TABLE IF NOT EXISTS schema_migrations(id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
                 postgres: """
                     CREATE TABLE IF NOT EXISTS schema_migrations(
                         position BIGINT GENERATED ALWAYS AS IDENTITY, id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)
                     """))
-        let recorded = try connection.query(
-            connection.sql(
-                sqlite: "SELECT id FROM schema_migrations ORDER BY rowid",
-                postgres: "SELECT id FROM schema_migrations ORDER BY position")
-        ).map { try $0.string("id") }
+        let recorded = try connection.query("SELECT id FROM schema_migrations ORDER BY \(SQL.insertionOrder)")
+            .map { try $0.string("id") }
         let known = Set(migrations.map(\.id))
         let unknown = recorded.filter { !known.contains($0) }
         if !unknown.isEmpty { throw MigrationError.unknownApplied(unknown) }
@@ -116,15 +111,15 @@ public enum Migrator {
         {
             for migration in legacy.prefix(Int(version)) {
                 try connection.query(
-                    "INSERT INTO schema_migrations(id, applied_at) VALUES (?, ?)", [migration.id, Timestamp.now()])
+                    "INSERT INTO schema_migrations(id, applied_at) VALUES (\(migration.id), \(Timestamp.now()))")
                 applied.insert(migration.id)
             }
         }
         for migration in migrations where !applied.contains(migration.id) {
             try connection.transaction {
-                if let sql = migration.sql(for: engine) { try connection.execute(sql) }
+                if let sql = migration.sql(for: engine) { try connection.execute(SQL(unescaped: sql)) }
                 try connection.query(
-                    "INSERT INTO schema_migrations(id, applied_at) VALUES (?, ?)", [migration.id, Timestamp.now()])
+                    "INSERT INTO schema_migrations(id, applied_at) VALUES (\(migration.id), \(Timestamp.now()))")
             }
         }
     }

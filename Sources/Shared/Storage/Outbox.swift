@@ -13,7 +13,7 @@ public enum Outbox {
     /// named migrations created them without a record.
     ///
     /// On PostgreSQL a sequence number is taken from the one row of `outbox_head` under its
-    /// row lock, in the writing transaction just before its commit (see `appendSQL` and
+    /// row lock, in the writing transaction just before its commit (see `append` and
     /// `Database.appendToOutbox`), not from a `bigserial`: a
     /// transaction that drew 1000 from a sequence can commit after one that drew 1001, and a
     /// reader already past 1001 would never see 1000. Under the lock the next writer waits until
@@ -34,17 +34,16 @@ public enum Outbox {
                 """)
     ]
 
-    /// The statement that appends one event (parameters: type, time, body) and returns its seq.
-    /// PostgreSQL: appends `count` events (parameters: type, time, body for each, in order),
-    /// numbered after the head in that order, taking the `outbox_head` row lock; returns their
-    /// seqs.
-    static func appendSQL(count: Int) -> String {
-        let values = (1...count).map { "(\($0), ?, ?, ?)" }.joined(separator: ", ")
+    /// The statement that appends `events` on PostgreSQL, numbered after the head in their
+    /// order, taking the `outbox_head` row lock; it returns their seqs. (SQLite appends each
+    /// with `INSERT … RETURNING seq`: see `Database.appendToOutbox`.)
+    static func append(_ events: ArraySlice<PendingEvent>) -> SQL {
+        let values = events.enumerated().map { i, e in "(\(literal: i + 1), \(e.type), \(e.time), \(e.body))" as SQL }
         return """
-            WITH head AS (UPDATE outbox_head SET seq = seq + \(count) WHERE id = 1 RETURNING seq)
+            WITH head AS (UPDATE outbox_head SET seq = seq + \(literal: events.count) WHERE id = 1 RETURNING seq)
             INSERT INTO outbox(seq, type, time, body)
-            SELECT head.seq - \(count) + v.ord, v.type, v.time, v.body
-            FROM head, (VALUES \(values)) AS v(ord, type, time, body) ORDER BY v.ord
+            SELECT head.seq - \(literal: events.count) + v.ord, v.type, v.time, v.body
+            FROM head, (VALUES \(values.joined(separator: ", "))) AS v(ord, type, time, body) ORDER BY v.ord
             RETURNING seq
             """
     }

@@ -98,16 +98,3 @@ public protocol RowDecodable {
     /// - Throws: `RowError` when a column is missing, NULL where not allowed, or of another type.
     init(row: Row) throws
 }
-
-extension SQLValue {
-    /// SQLite's name for the value's storage class.
-    public var storageClass: String {
-        switch self {
-        case .null: "NULL"
-        case .int: "INTEGER"
-        case .double: "REAL"
-        case .text: "TEXT"
-        case .blob: "BLOB"
-        }
-    }
-}

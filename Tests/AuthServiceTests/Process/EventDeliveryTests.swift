@@ -54,7 +54,7 @@ final class RecordingSubscriber: Sendable {
     }
 
     private func record<E: Event>(_ event: Delivered<E>, _ body: String, _ tx: Transaction) throws -> EventOutcome {
-        try tx.query("INSERT INTO seen(seq, type, body) VALUES (?, ?, ?)", [event.header.seq, event.header.type, body])
+        try tx.query("INSERT INTO seen(seq, type, body) VALUES (\(event.header.seq), \(event.header.type), \(body))")
         let applied = self.applied
         let entry = (seq: event.header.seq, type: event.header.type)
         tx.onCommit { applied.withLock { $0.append(entry) } }

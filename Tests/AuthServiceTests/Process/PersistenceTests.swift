@@ -103,7 +103,7 @@ import Wire
             // PostgreSQL: no stored value holds a secret or the address.
             let c = try TestStorage.location(directory, "auth").connect()
             for table in ["users", "sessions", "login_failures", "outbox"] {
-                for row in try c.query("SELECT * FROM \(table)") {
+                for row in try c.query("SELECT * FROM \(unescaped: table)") {
                     for case .text(let value) in row.values {
                         for secret in secrets + [address] { #expect(!value.contains(secret), "a secret appears in \(table)") }
                     }

@@ -113,6 +113,6 @@ final class InProcessAuth: Sendable {
 
     /// `SELECT COUNT(*)` of a table.
     func count(_ table: String) async throws -> Int64 {
-        try await database.read { try $0.scalar("SELECT COUNT(*) FROM \(table)") ?? -1 }
+        try await database.read { try $0.scalar("SELECT COUNT(*) FROM \(unescaped: table)") ?? -1 }
     }
 }

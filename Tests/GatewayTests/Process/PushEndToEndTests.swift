@@ -134,7 +134,7 @@ struct PushEndToEndTests {
 
     /// Rows in NotificationService's push queue (those matching `condition`), read from its
     /// database.
-    static func queued(_ cluster: Cluster, where condition: String = "TRUE") throws -> Int64 {
+    static func queued(_ cluster: Cluster, where condition: SQL = "TRUE") throws -> Int64 {
         let connection: DatabaseConnection
         switch try TestStorage.location(cluster.dataDirectory, "notification") {
         case .sqlite(let path): connection = DatabaseConnection(try SQLiteConnection(path: path, readOnly: true))

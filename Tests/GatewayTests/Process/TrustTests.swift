@@ -142,7 +142,7 @@ struct TrustTests {
     func thePostgreSQLServerRefusesAConnectionWithoutThePassword() throws {
         let server = try TestPostgres.shared()
         let name = try server.makeDatabase().split(separator: "/").last.map { String($0.prefix { $0 != "?" }) } ?? ""
-        #expect(throws: PostgresError.self) { _ = try PostgresConnection(url: server.urlWithoutPassword(database: name)) }
+        #expect(throws: DatabaseError.self) { _ = try PostgresConnection(url: server.urlWithoutPassword(database: name)) }
         _ = try PostgresConnection(url: server.url(database: name))
     }
 }

@@ -37,7 +37,7 @@ struct FollowStoreTests {
         // Names as the identity replica stores them (follows alone store nameless identities).
         try await database.write { tx in
             for user in [alice, bob, carol] {
-                try tx.query("INSERT INTO identities(id, username, version) VALUES (?, ?, 1)", [user.id, user.username])
+                try tx.query("INSERT INTO identities(id, username, version) VALUES (\(user.id), \(user.username), 1)")
             }
         }
         try await follow(alice, bob)

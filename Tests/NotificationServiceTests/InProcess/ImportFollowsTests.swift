@@ -43,8 +43,8 @@ struct ImportFollowsTests {
             try c.query(
                 """
                 SELECT f.id FROM edges e JOIN identities f ON f.key = e.follower JOIN identities c ON c.key = e.followee
-                WHERE c.id = ? AND e.notify_posts = 1 ORDER BY f.id
-                """, [celebrity.id]
+                WHERE c.id = \(celebrity.id) AND e.notify_posts = 1 ORDER BY f.id
+                """
             ).map { try $0.string("id") }
         }
         #expect(notified == fans.map(\.id).sorted())

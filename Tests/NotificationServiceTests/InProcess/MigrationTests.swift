@@ -24,9 +24,9 @@ struct MigrationTests {
                 seq INTEGER PRIMARY KEY AUTOINCREMENT, type TEXT NOT NULL, time TEXT NOT NULL, body TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS event_cursor(producer TEXT PRIMARY KEY, seq INTEGER NOT NULL);
             """)
-        for migration in NotificationSchema.legacy { try c.execute(migration.sqlite ?? "") }
-        try c.execute("PRAGMA user_version = \(NotificationSchema.legacy.count)")
-        for row in rows { try c.execute(row) }
+        for migration in NotificationSchema.legacy { try c.execute(SQL(unescaped: migration.sqlite ?? "")) }
+        try c.execute("PRAGMA user_version = \(literal: NotificationSchema.legacy.count)")
+        for row in rows { try c.execute(SQL(unescaped: row)) }
         return directory
     }
 
@@ -37,7 +37,8 @@ struct MigrationTests {
         let quoted = text.replacingOccurrences(of: "'", with: "''")
         return """
             INSERT INTO notifications(recipient_id, seq, type, text, created_at, actor_id, object_id, post_id, thumbnail_url)
-            VALUES ('u-owner', \(seq), '\(type)', '\(quoted)', '2026-11-30T12:00:00.000Z', '\(actor)', '\(object)', \(postValues))
+            VALUES ('u-owner', \(seq), '\(type)', '\(quoted)', '2026-11-30T12:00:00.000Z', '\(actor)', '\(object)',
+                \(postValues))
             """
     }
 
@@ -60,7 +61,10 @@ struct MigrationTests {
         }
         rows.append("INSERT INTO recipients(recipient_id, head_seq, read_seq) VALUES ('u-owner', \(old.count), 2)")
         rows.append(
-            "INSERT INTO users(id, username, version) VALUES ('u-alice', 'alice', 1), ('u-bob', 'bob', 3), ('u-commented', 'commented', 1)"
+            """
+            INSERT INTO users(id, username, version) VALUES ('u-alice', 'alice', 1), ('u-bob', 'bob', 3),
+                ('u-commented', 'commented', 1)
+            """
         )
         let directory = try Self.legacyDatabase(rows)
         let database = try TestDatabase.open(in: directory)

@@ -298,7 +298,7 @@ struct NotificationGroupTests {
             var keys: [String: Int64] = [:]
             for id in ["u-owner", "u-a", "u-b", "u-c", "u-d"] {
                 keys[id] = try c.insertReturning(
-                    "INSERT INTO identities(id, username, version) VALUES (?, ?, 1) RETURNING key", [id, id])
+                    "INSERT INTO identities(id, username, version) VALUES (\(id), \(id), 1) RETURNING key")
             }
             let p1 = try c.insertReturning(
                 "INSERT INTO posts(id, thumbnail_url) VALUES ('p1', 'https://img.example/p1.jpg') RETURNING key")
@@ -316,11 +316,14 @@ struct NotificationGroupTests {
             ]
             for r in rows {
                 try tx.query(
-                    "INSERT INTO \(r.1)(recipient, seq, type, actor, post, once, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    [owner, r.0, r.2, keys[r.3]!, r.4, r.5, r.6, r.7])
+                    """
+                    INSERT INTO \(unescaped: r.1)(recipient, seq, type, actor, post, once, detail, created_at)
+                        VALUES (\(owner), \(r.0), \(r.2), \(keys[r.3]!), \(r.4), \(r.5), \(r.6), \(r.7))
+                    """
+                )
             }
             try tx.query(
-                "INSERT INTO recipients(recipient, read_seq, head_floor, merged_head) VALUES (?, 1, 8, 5)", [owner])
+                "INSERT INTO recipients(recipient, read_seq, head_floor, merged_head) VALUES (\(owner), 1, 8, 5)")
         }
         let database = try TestDatabase.open(in: directory)
         let store = SQLNotificationStore(database: database)

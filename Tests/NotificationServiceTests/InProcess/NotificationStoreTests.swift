@@ -158,10 +158,10 @@ struct NotificationStoreTests {
         let plans = try await database.write { tx -> (plain: String, byKey: String) in
             let c = tx.connection
             try c.execute("ANALYZE recent_notifications")  // empty: the statistics say 0 rows
-            let explain = "EXPLAIN SELECT \(NotificationWriter.head("?1", c.engine))"
-            let plain = try c.query(explain, [Int64(7)]).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
+            let explain: SQL = "EXPLAIN SELECT \(NotificationWriter.head("\(Int64(7))"))"
+            let plain = try c.query(explain).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
             let byKey = try NotificationWriter.byKey(c) {
-                try c.query(explain, [Int64(7)]).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
+                try c.query(explain).map { try $0.string("QUERY PLAN") }.joined(separator: "\n")
             }
             return (plain, byKey)
         }

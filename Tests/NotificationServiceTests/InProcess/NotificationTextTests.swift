@@ -28,7 +28,7 @@ struct NotificationTextTests {
         let database = try TestDatabase.make()
         let columns = try await database.read { c in
             try c.query(
-                c.sql(
+                .dialect(
                     sqlite: "SELECT name FROM pragma_table_info('notifications')",
                     postgres: "SELECT column_name AS name FROM information_schema.columns WHERE table_name = 'notifications'")
             ).map { try $0.string("name") }

@@ -19,7 +19,7 @@ struct PushClaimTiming {
         try await s.database.write { tx in
             let now = Timestamp.nowMs()
             try tx.connection.execute(
-                tx.connection.sql(
+                .dialect(
                     sqlite: """
                         WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < \(n))
                         INSERT INTO devices(id, user_key, token, environment, session_id, created_at)
@@ -32,7 +32,7 @@ struct PushClaimTiming {
             try tx.connection.execute(
                 """
                 INSERT INTO push_queue(device, recipient, seq, type, text, collapse_id, available_at, created_at, round)
-                SELECT key, user_key, 1, 5, 'star shared a new post.', NULL, \(now), \(now), 0 FROM devices
+                SELECT key, user_key, 1, 5, 'star shared a new post.', NULL, \(literal: now), \(literal: now), 0 FROM devices
                 """)
         }
         for batch in [500, 2_000] {

@@ -13,7 +13,7 @@ import Transport
 /// A temporary NotificationService database with the service's migrations.
 enum TestDatabase {
     /// Opens `<directory>/notification.sqlite` as the service does.
-    /// - Throws: `SQLiteError`.
+    /// - Throws: `DatabaseError`.
     static func open(in directory: String) throws -> Database {
         try Database(
             location: try TestStorage.location(directory, "notification"), producer: "notification",

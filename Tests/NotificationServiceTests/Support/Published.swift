@@ -23,7 +23,7 @@ final class DeliveryRecorder: Sendable {
 
     /// The delivered notifications as (recipient id, notification), the recipient resolved
     /// from its topic's key in `database`.
-    /// - Throws: `SQLiteError`, or a decoding error for a payload that is not a notification.
+    /// - Throws: `DatabaseError`, or a decoding error for a payload that is not a notification.
     func notifications(in database: Database) async throws -> [(recipientId: String, notification: Notifications.Notification)] {
         let messages = self.messages.withLock { $0 }
         let ids = try await database.read { c in

@@ -28,7 +28,7 @@ final class AuthStandIn: Sendable {
     }
 
     /// - Parameter security: its sockets' (see `FakeProducer.init`).
-    /// - Throws: `SQLiteError` for the outbox, `ZMQError` when binding fails.
+    /// - Throws: `DatabaseError` for the outbox, `ZMQError` when binding fails.
     init(context: ZMQContext, directory: String, security: TransportSecurity = .plain) throws {
         producer = try FakeProducer(name: "auth", context: context, directory: directory, security: security)
         let state = self.state

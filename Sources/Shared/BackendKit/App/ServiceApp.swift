@@ -106,7 +106,7 @@ public enum ServiceRunner {
                     dataDirectory: try runtime.env.dataDirectory())
                 // Reads on PostgreSQL wait on round trips, not on a core: more connections.
                 pool = try runtime.env.int(
-                    "\(description.envPrefix)_DATABASE_POOL", default: location.engine == .sqlite ? 2 : 8, range: 1...64)
+                    "\(description.envPrefix)_DATABASE_POOL", default: location.defaultReaders, range: 1...64)
             } catch {
                 logger.error("config.invalid", metadata: ["error": "\(error)"])
                 return 2
@@ -125,7 +125,7 @@ public enum ServiceRunner {
             let binds = description.binds(runtime.env)
             // On PostgreSQL any number of replicas share the database: the elected one publishes
             // the outbox from the table, applies events and runs the jobs (see `Leadership`).
-            let relayed = location.engine == .postgres
+            let relayed = location.isShared
             let host = ServiceHost(
                 name: description.name, context: runtime.context, rpcBind: binds.rpc, eventsBind: binds.events,
                 database: database, logger: logger, security: runtime.security, relayed: relayed)

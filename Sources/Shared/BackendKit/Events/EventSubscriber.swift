@@ -182,12 +182,13 @@ public final class EventSubscriber: Service {
                         applied += 1
                         continue
                     }
-                    try tx.connection.execute("SAVEPOINT event")
+                    // Each event in a savepoint: kept when applied, rolled back otherwise.
                     do {
-                        let outcome = try handler(event, tx, i == 0 ? lookups : 0)
+                        let outcome = try tx.connection.savepoint({ try handler(event, tx, i == 0 ? lookups : 0) }) {
+                            if case .applied = $0 { true } else { false }
+                        }
                         switch outcome {
                         case .applied:
-                            try tx.connection.execute("RELEASE event")
                             applied += 1
                             continue
                         case .needsLookup(let lookup): stop = .lookup(lookup)
@@ -198,13 +199,9 @@ public final class EventSubscriber: Service {
                             "subscriber.undecodable",
                             metadata: ["seq": "\(event.header.seq)", "type": event.header.type, "error": "\(error.error)"])
                         feed?.bump("undecodable")
-                        try tx.connection.execute("ROLLBACK TO event")
-                        try tx.connection.execute("RELEASE event")
                         applied += 1
                         continue
                     }
-                    try tx.connection.execute("ROLLBACK TO event")
-                    try tx.connection.execute("RELEASE event")
                     break
                 }
                 if applied > 0 {

@@ -134,6 +134,10 @@ public final class ServiceHost: Service {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: answer, error: nil)
                 } catch let error as ServiceError {
                     reply = ReplyEnvelope(id: context.correlationId, type: context.type, body: nil, error: error)
+                } catch let error as WriteDeadlinePassed {
+                    // The caller gave up, as for any deadline: answered, not logged.
+                    reply = ReplyEnvelope(
+                        id: context.correlationId, type: context.type, body: nil, error: error.serviceError)
                 } catch let error as any ServiceErrorConvertible where error.serviceError != nil {
                     context.logger.warning("request.failed", metadata: ["error": "\(error)"])
                     reply = ReplyEnvelope(

@@ -143,8 +143,7 @@ public final class Leadership: Service {
                 }
                 if lockedPID == nil, now >= lastCheck + UInt64(retryMs) {
                     lastCheck = now
-                    let (a, b) = Self.lockKeys
-                    if try c.scalar("SELECT pg_try_advisory_lock(\(a), \(b))::int") == 1 {
+                    if try c.tryAdvisoryLock(Self.lockKeys) {
                         lockedPID = c.backendPID
                         set(true)
                     }
@@ -152,13 +151,8 @@ public final class Leadership: Service {
                     lastCheck = now
                     // A connection that died silently, or was replaced by a new session, shows
                     // here: the lock must still be this session's.
-                    let (a, b) = Self.lockKeys
-                    let held = try c.scalar(
-                        """
-                        SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = \(a)::oid
-                            AND objid = \(b)::oid AND pid = pg_backend_pid() AND granted
-                        """)
-                    if held != 1 || c.backendPID != lockedPID {
+                    let held = try c.holdsAdvisoryLock(Self.lockKeys)
+                    if !held || c.backendPID != lockedPID {
                         logger.warning("leadership.lost", metadata: ["reason": "the lock is no longer this session's"])
                         lockedPID = nil
                         set(false)
