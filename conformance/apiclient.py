@@ -4,8 +4,10 @@ HTTP API (see the shared API.md).
 The project's own copy of the shared conformance client (../shared/conformance/apiclient.py), with
 one addition: `stack(url=...)` (or CONFORMANCE_URL in the environment) uses a gateway that is
 already running at that URL, such as the published port of the containers in
-scripts/container-test, instead of starting scripts/run-local. Run from the project's checkout.
-Python 3 standard library only.
+scripts/container-test, instead of starting scripts/run-local; and an https:// URL (a TLS front
+door: run-local --tls, the compose stack's nginx), verified against the system's CAs or the file
+CONFORMANCE_CA_FILE names (a local CA's ca.pem). Run from the project's checkout. Python 3 standard
+library only.
 """
 import contextlib
 import http.client
@@ -13,6 +15,7 @@ import json
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -37,14 +40,26 @@ def free_port():
         return s.getsockname()[1]
 
 
+def tls_context():
+    """The TLS client context for https:// URLs: certificates and host names verified, against the
+    CA file CONFORMANCE_CA_FILE names, else the system's."""
+    return ssl.create_default_context(cafile=os.environ.get("CONFORMANCE_CA_FILE") or None)
+
+
 class Client:
-    def __init__(self, port, token=None, host="127.0.0.1"):
+    """HTTP/1.1 to a gateway; with `tls` (an ssl.SSLContext) over TLS."""
+
+    def __init__(self, port, token=None, host="127.0.0.1", tls=None):
         self.port = port
         self.token = token
         self.host = host
+        self.tls = tls
 
     def call(self, method, path, body=None, token=None, headers=None, raw=None, timeout=15):
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        if self.tls:
+            conn = http.client.HTTPSConnection(self.host, self.port, timeout=timeout, context=self.tls)
+        else:
+            conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         h = dict(headers or {})
         tok = token if token is not None else self.token
         if tok:
@@ -74,9 +89,11 @@ class Client:
 class SSE:
     """Reads a Server-Sent Events stream on a thread; events land in .events as dicts."""
 
-    def __init__(self, port, token, last_event_id=None, path="/v1/notifications/stream", host="127.0.0.1"):
+    def __init__(self, port, token, last_event_id=None, path="/v1/notifications/stream", host="127.0.0.1", tls=None):
         self.events, self.comments, self.closed, self.status = [], 0, threading.Event(), None
         self.sock = socket.create_connection((host, port), timeout=60)
+        if tls:
+            self.sock = tls.wrap_socket(self.sock, server_hostname=host)
         req = f"GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\nAuthorization: Bearer {token}\r\n"
         if last_event_id is not None:
             req += f"Last-Event-ID: {last_event_id}\r\n"
@@ -148,10 +165,16 @@ class SSE:
 
 
 def parse_url(url):
-    """(host, port) of an http:// URL such as http://127.0.0.1:8080."""
+    """(host, port) of an http:// or https:// URL such as http://127.0.0.1:8080."""
     u = urllib.parse.urlsplit(url)
-    check(u.scheme == "http" and u.hostname, f"not an http:// URL: {url!r}")
-    return u.hostname, u.port or 80
+    check(u.scheme in ("http", "https") and u.hostname, f"not an http:// or https:// URL: {url!r}")
+    return u.hostname, u.port or (443 if u.scheme == "https" else 80)
+
+
+def client_for(url):
+    """A Client for the gateway at `url` (TLS for https://, see tls_context)."""
+    host, port = parse_url(url)
+    return Client(port, host=host, tls=tls_context() if url.startswith("https://") else None)
 
 
 def wait_ready(c, deadline, why=lambda: ""):
@@ -177,10 +200,9 @@ def stack(extra_args=(), ready_timeout=900, env_extra=None, url=None):
     """
     url = url or os.environ.get("CONFORMANCE_URL")
     if url:
-        host, port = parse_url(url)
-        c = Client(port, host=host)
+        c = client_for(url)
         wait_ready(c, time.time() + min(ready_timeout, 120), lambda: f" at {url}")
-        yield c, {"host": host, "port": port, "url": url}
+        yield c, {"host": c.host, "port": c.port, "url": url, "tls": c.tls}
         return
     check(os.access(os.path.join(ROOT, "scripts/run-local"), os.X_OK), "scripts/run-local is missing or not executable")
     port = free_port()

@@ -4,7 +4,8 @@ scripts/run-local or through a gateway that is already running.
 
 Usage, from the project's root:
     python3 conformance/smoke.py                  # starts scripts/run-local on a free port
-    python3 conformance/smoke.py --url URL        # walks the gateway at URL (e.g. http://127.0.0.1:8080)
+    python3 conformance/smoke.py --url URL        # walks the gateway at URL (e.g. http://127.0.0.1:8080;
+                                                  # https://: CONFORMANCE_CA_FILE names a local CA)
 Exit 0 when every step holds; the failing step is printed otherwise. A subset of the contract:
 passing it is necessary, not sufficient. The project's own copy of ../shared/conformance/smoke.py
 (same walk; --url added; the users' names are fresh each run, so it can walk a stack that already
@@ -33,7 +34,7 @@ def main():
         check(st == 200 and form["sections"][0]["fields"][0]["key"] == "name", f"edit form: {st}")
         st, _, me, _ = c.call("PATCH", "/v1/me/profile", {"bio": "hello"}, token=A)
         check(st == 200 and me["bio"] == "hello", f"edit profile: {st}")
-        stream = SSE(info["port"], A, host=info["host"])
+        stream = SSE(info["port"], A, host=info["host"], tls=info.get("tls"))
         time.sleep(0.3)
         st, _, post, _ = c.call("POST", "/v1/posts", {"postType": "photo", "mediaURL": IMG, "thumbnailURL": IMG, "caption": "first",
                                                         "taggedUsernames": [b]}, token=A)

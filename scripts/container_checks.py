@@ -34,7 +34,7 @@ import uuid
 import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance"))
-from apiclient import SSE, Client, Fail, check, parse_url  # noqa: E402
+from apiclient import SSE, Fail, check, client_for  # noqa: E402
 
 IMG = "https://images.example.com/p/container.jpg"
 
@@ -60,8 +60,8 @@ def say(text):
 
 
 def client(url):
-    host, port = parse_url(url)
-    return Client(port, host=host)
+    """A client for the stack's front door (https:// with CONFORMANCE_CA_FILE: its local CA)."""
+    return client_for(url)
 
 
 def get(c, path, token, seconds=60):
@@ -169,7 +169,7 @@ def open_stream(c, token, seconds=60):
     line is 200 (the gateway has subscribed it then) or `seconds` have passed."""
     end = time.time() + seconds
     while True:
-        stream = SSE(c.port, token, host=c.host)
+        stream = SSE(c.port, token, host=c.host, tls=c.tls)
         while stream.status is None and not stream.closed.is_set() and time.time() < end:
             time.sleep(0.02)
         if stream.status == 200:

@@ -9,20 +9,29 @@ likes, ... ; demo follows back the actors of the first 50, so their follow notif
 backend itself (`/media/{id}/{variant}`). Running it again on the same data changes nothing.
 
 Usage: scripts/demo-data.py [--url http://127.0.0.1:8080]
+An https:// URL (run-local --tls) is verified against the system's CAs or SSL_CERT_FILE.
 """
 import argparse
 import concurrent.futures
 import http.client
 import json
+import ssl
 import sys
 import struct
 import urllib.parse
 import zlib
 
 
-def call(url, method, path, body=None, token=None):
+def connect(url, timeout):
+    """A connection to the gateway of `url`: HTTPS (verified; SSL_CERT_FILE names a local CA) or HTTP."""
     u = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    if u.scheme == "https":
+        return http.client.HTTPSConnection(u.hostname, u.port, timeout=timeout, context=ssl.create_default_context())
+    return http.client.HTTPConnection(u.hostname, u.port, timeout=timeout)
+
+
+def call(url, method, path, body=None, token=None):
+    conn = connect(url, 30)
     headers = {"Content-Type": "application/json"}
     if token:
         headers["Authorization"] = "Bearer " + token
@@ -48,8 +57,7 @@ def png(width, height, hue):
 
 
 def upload(url, method, path, data, token):
-    u = urllib.parse.urlparse(url)
-    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+    conn = connect(url, 60)
     conn.request(method, path, body=data, headers={"Content-Type": "image/png", "Authorization": "Bearer " + token})
     r = conn.getresponse()
     body = r.read()

@@ -70,7 +70,7 @@ struct NotificationShape: Encodable {
     /// `data: <json>`, a blank line.
     func sseEvent() -> [UInt8] {
         var bytes = Array("id: \(seq)\nevent: notification\ndata: ".utf8)
-        bytes += (try? JSONWriter.encode(self)) ?? Array("{}".utf8)
+        bytes += PublicLinks.current.absolutized((try? JSONWriter.encode(self)) ?? Array("{}".utf8))
         bytes += Array("\n\n".utf8)
         return bytes
     }

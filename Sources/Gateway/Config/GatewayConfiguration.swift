@@ -74,6 +74,10 @@ struct GatewayConfiguration: Sendable {
     /// `GATEWAY_TRUSTED_PROXIES`: comma-separated addresses of proxies whose `X-Forwarded-For`
     /// is believed (default none: the TCP peer is the client).
     var trustedProxies: Set<String> = []
+    /// `GATEWAY_PUBLIC_URL`: the public base URL clients use (`https://api.example.com`, behind the
+    /// TLS front); the gateway's own links (media URLs, the OpenAPI `servers`) are absolute on it.
+    /// Default none: relative links (`PublicLinks`).
+    var publicURL: String?
 
     init() {}
 
@@ -125,6 +129,7 @@ struct GatewayConfiguration: Sendable {
             env.string("GATEWAY_TRUSTED_PROXIES", default: "").split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces)
             }.filter { !$0.isEmpty })
+        publicURL = try PublicLinks.parse(env.optionalString("GATEWAY_PUBLIC_URL"))
     }
 }
 

@@ -16,9 +16,12 @@ struct OpsController: Controller {
         routes.add(.get, "/openapi.json", authenticated: false) { _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/vnd.oai.openapi+json;version=3.1")],
-                body: OpenAPIDocument.bytes)
+                body: Self.openAPIDocument)
         }
     }
+
+    /// The OpenAPI document as served: its `servers` on the public base URL when there is one.
+    static let openAPIDocument = PublicLinks.current.openAPIDocument(OpenAPIDocument.bytes)
 
     /// `GET /readyz` → 200 `{"status": "ready", "services": {"auth": "up", ...}}` when every
     /// service answers a ping within 1 s, else 503 with `"status": "not_ready"` and each state

@@ -94,6 +94,9 @@ final class CurlEngine: @unchecked Sendable {
     private var thread: Thread?
     private let stopped = DispatchSemaphore(value: 0)
     private let streamIds = Locked(0)
+    /// `LOADTEST_CA_FILE`: the CA file that verifies an https:// gateway (a local CA's `ca.pem`, as
+    /// `scripts/tls-local-ca` makes for `run-local --tls` and `container-test`); unset: the system's.
+    private let caFile = ProcessInfo.processInfo.environment["LOADTEST_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
 
     /// At most this many requests (streams not counted) are in flight; later ones wait in the
     /// schedule (their latency still counts from the scheduled time, so overload shows).
@@ -396,6 +399,7 @@ final class CurlEngine: @unchecked Sendable {
         _ = ccurl_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         _ = ccurl_setopt_long(h, CURLOPT_TCP_NODELAY, 1)
         _ = ccurl_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, 10_000)
+        if let caFile { _ = ccurl_setopt_string(h, CURLOPT_CAINFO, caFile) }
         if t.stream == nil { _ = ccurl_setopt_long(h, CURLOPT_TIMEOUT_MS, t.request.timeoutMs) }
         if t.stream != nil, let source = Self.streamSource(url: t.request.url, index: streamsStarted) {
             // Spread over source addresses, as many clients would be: the gateway caps streams
