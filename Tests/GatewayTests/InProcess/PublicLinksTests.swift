@@ -1,7 +1,7 @@
 import Foundation
 import Messages
-import Wire
 import Testing
+import Wire
 
 @testable import Gateway
 
