@@ -189,7 +189,7 @@ public final class TestPostgres: Sendable {
             return $0
         }
         let name = "t\(n)_\(RandomID.make().prefix(6).lowercased())"
-        try admin.withLock { try $0.connection.execute("CREATE DATABASE \(unescaped: name)") }
+        try admin.withLock { try $0.connection.createDatabase(name) }
         return url(database: name)
     }
 
@@ -198,10 +198,7 @@ public final class TestPostgres: Sendable {
     /// - Throws: `DatabaseError`.
     public func terminateSessions(of url: String) throws {
         guard let name = url.split(separator: "/").last.map({ String($0.split(separator: "?")[0]) }) else { return }
-        try admin.withLock {
-            _ = try $0.connection.query(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = \(name) AND pid <> pg_backend_pid()")
-        }
+        try admin.withLock { try $0.connection.terminateSessions(database: name) }
     }
 
     /// The URL of database `name` on this server.
