@@ -47,7 +47,7 @@ let package = Package(
             name: "ServiceKit", dependencies: ["Wire", "Support", "Messages", "Transport"],
             path: "Sources/Shared/ServiceKit"),
         .target(
-            name: "Storage", dependencies: ["Wire", "Support", "Messages", "CSQLite", "CLibPQ"],
+            name: "Storage", dependencies: ["Wire", "Support", "Messages", "CSQLite", "CLibPQ", "CSodium"],
             path: "Sources/Shared/Storage"),
         .target(
             name: "BackendKit", dependencies: ["Wire", "Support", "Messages", "Transport", "ServiceKit", "Storage"],

@@ -1,5 +1,6 @@
 import Foundation
 import Messages
+import Storage
 import TestSupport
 import Testing
 import Wire
@@ -103,8 +104,16 @@ import Wire
                 .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         }
         let valid = try #require(l.cursors["alice.grid"])
+        // One character of the sealed part changed: the authentication fails.
+        var tampered = Array(valid)
+        let i = tampered.count / 2
+        tampered[i] = tampered[i] == "A" ? "B" : "A"
+        // A cursor another database gave out (its own key), for the same list and owner.
+        let other = PageCursor(key: (0..<32).map { _ in UInt8.random(in: 0...255) })
         let garbage = [
-            "", "abc", "-1", "0", "c1.", "c1.!!!!", "c2." + valid.dropFirst(3), String(valid.dropFirst(3)),
+            "", "abc", "-1", "0", "c1.", "c1.!!!!", "c1." + valid.dropFirst(3), "c2.", "c2.!!!!", String(valid.dropFirst(3)),
+            String(tampered), String(valid.dropLast(2)), other.encode(list: "posts", owner: owner, key: 5),
+            "c2." + token("posts\n\(owner)\n5").dropFirst(3),
             token("posts\n\(owner)"), token("posts\n\(owner)\n"), token("posts\n\(owner)\nseven"), token("posts\n\(owner)\n0"),
             token("posts\n\(owner)\n-5"), token("posts\n\(owner)\n5\nextra"), token("posts\n\(owner)\n99999999999999999999"),
             "c1." + String(repeating: "A", count: 600), "c1." + Data([0xff, 0xfe, 0x0a, 0x0a, 0x31]).base64EncodedString(),

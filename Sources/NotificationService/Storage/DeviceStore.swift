@@ -84,7 +84,7 @@ struct DeviceStore: Sendable {
     /// A page of the user's devices, newest first (by device key).
     /// - Throws: 400 `invalid_cursor`, the engine's error.
     func list(userId: String, page: PageRequest) async throws -> Page<Notifications.Device> {
-        let before = try PageCursor.decode(page.cursor, list: "devices", owner: userId) ?? Int64.max
+        let before = try database.pageCursors.decode(page.cursor, list: "devices", owner: userId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
             guard let user = try Keys.existingUser(userId, on: c) else { return .init(items: [], nextCursor: nil) }
@@ -100,7 +100,7 @@ struct DeviceStore: Sendable {
             }
             let next =
                 rows.count > limit
-                ? PageCursor.encode(list: "devices", owner: userId, key: try rows[limit - 1].int64("key")) : nil
+                ? database.pageCursors.encode(list: "devices", owner: userId, key: try rows[limit - 1].int64("key")) : nil
             return .init(items: items, nextCursor: next)
         }
     }

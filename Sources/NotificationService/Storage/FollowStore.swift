@@ -182,7 +182,7 @@ struct SQLFollowStore: FollowStore {
 
     func edges(userId: String, following: Bool, viewerId: String, page: PageRequest) async throws -> Page<Notifications.Entry> {
         let list = following ? "following" : "followers"
-        let before = try PageCursor.decode(page.cursor, list: list, owner: userId) ?? Int64.max
+        let before = try database.pageCursors.decode(page.cursor, list: list, owner: userId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
@@ -206,7 +206,7 @@ struct SQLFollowStore: FollowStore {
                 return Page(
                     items: entries,
                     nextCursor: rows.count > limit
-                        ? try shown.last.map { PageCursor.encode(list: list, owner: userId, key: try $0.int64("key")) }
+                        ? try shown.last.map { database.pageCursors.encode(list: list, owner: userId, key: try $0.int64("key")) }
                         : nil)
             }
         }

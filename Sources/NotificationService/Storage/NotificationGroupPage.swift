@@ -32,7 +32,7 @@ enum NotificationGroupPage {
     static func read(recipientId: String, page: PageRequest, on database: Database) async throws
         -> Notifications.ListGroups.Reply
     {
-        let cursor = try PageCursor.decodeWithHead(page.cursor, list: list, owner: recipientId)
+        let cursor = try database.pageCursors.decodeWithHead(page.cursor, list: list, owner: recipientId)
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
@@ -88,7 +88,7 @@ enum NotificationGroupPage {
                 return .init(
                     items: items,
                     nextCursor: candidates.count > limit
-                        ? shown.last.map { PageCursor.encode(list: list, owner: recipientId, key: $0.position, head: head) }
+                        ? shown.last.map { database.pageCursors.encode(list: list, owner: recipientId, key: $0.position, head: head) }
                         : nil,
                     unreadCount: try SQLNotificationStore.unreadCount(recipient, on: c))
             }

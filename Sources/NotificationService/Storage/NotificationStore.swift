@@ -374,7 +374,7 @@ struct SQLNotificationStore: NotificationStore {
     }
 
     func list(recipientId: String, page: PageRequest) async throws -> Notifications.ListNotifications.Reply {
-        let before = try PageCursor.decode(page.cursor, list: "notifications", owner: recipientId) ?? Int64.max
+        let before = try database.pageCursors.decode(page.cursor, list: "notifications", owner: recipientId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
@@ -389,7 +389,7 @@ struct SQLNotificationStore: NotificationStore {
                 return .init(
                     items: items,
                     nextCursor: rows.count > limit
-                        ? items.last.map { PageCursor.encode(list: "notifications", owner: recipientId, key: $0.seq) }
+                        ? items.last.map { database.pageCursors.encode(list: "notifications", owner: recipientId, key: $0.seq) }
                         : nil,
                     unreadCount: try Self.unreadCount(recipient, on: c))
             }

@@ -68,7 +68,7 @@ struct SQLEngagementStore: EngagementStore {
     }
 
     func likes(postId: String, page: PageRequest) async throws -> Page<PublicUser> {
-        let after = try PageCursor.decode(page.cursor, list: "likes", owner: postId) ?? Int64.max
+        let after = try database.pageCursors.decode(page.cursor, list: "likes", owner: postId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
             guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
@@ -84,7 +84,7 @@ struct SQLEngagementStore: EngagementStore {
             return Page(
                 items: ids.compactMap { users[$0]?.publicUser },
                 nextCursor: rows.count > limit
-                    ? try page.last.map { PageCursor.encode(list: "likes", owner: postId, key: try $0.int64("seq")) }
+                    ? try page.last.map { database.pageCursors.encode(list: "likes", owner: postId, key: try $0.int64("seq")) }
                     : nil)
         }
     }
@@ -115,7 +115,7 @@ struct SQLEngagementStore: EngagementStore {
     }
 
     func comments(postId: String, page: PageRequest) async throws -> Page<Profile.Comment> {
-        let after = try PageCursor.decode(page.cursor, list: "comments", owner: postId) ?? 0
+        let after = try database.pageCursors.decode(page.cursor, list: "comments", owner: postId) ?? 0
         let limit = page.clampedLimit
         return try await database.read { c in
             guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
@@ -137,7 +137,7 @@ struct SQLEngagementStore: EngagementStore {
             return Page(
                 items: items,
                 nextCursor: rows.count > limit
-                    ? try page.last.map { PageCursor.encode(list: "comments", owner: postId, key: try $0.int64("seq")) }
+                    ? try page.last.map { database.pageCursors.encode(list: "comments", owner: postId, key: try $0.int64("seq")) }
                     : nil)
         }
     }

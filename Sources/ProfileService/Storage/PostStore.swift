@@ -146,7 +146,7 @@ struct SQLPostStore: PostStore {
 
     func page(userId: String, tagged: Bool, viewerId: String, page: PageRequest) async throws -> Page<Profile.Post> {
         let list = tagged ? "tagged" : "posts"
-        let after = try PageCursor.decode(page.cursor, list: list, owner: userId) ?? Int64.max
+        let after = try database.pageCursors.decode(page.cursor, list: list, owner: userId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
             try c.snapshot {
@@ -165,7 +165,7 @@ struct SQLPostStore: PostStore {
                 return Page(
                     items: try Self.render(items, viewerId: viewerId, on: c),
                     nextCursor: rows.count > limit
-                        ? items.last.map { PageCursor.encode(list: list, owner: userId, key: $0.seq) } : nil)
+                        ? items.last.map { database.pageCursors.encode(list: list, owner: userId, key: $0.seq) } : nil)
             }
         }
     }

@@ -87,3 +87,8 @@ public enum Ops {
         }
     }
 }
+
+extension PageRequest {
+    /// `limit` clamped to 1...100 (the gateway answers 400 outside that; this only guards the service).
+    public var clampedLimit: Int { min(max(limit, 1), 100) }
+}

@@ -128,6 +128,8 @@ public final class Database: @unchecked Sendable {
     private let loopReader: (connection: DatabaseConnection, lock: NSLock)?
     /// The engine under this database.
     public let engine: StorageEngine
+    /// The page cursors of this database (its own key: `PageCursor`).
+    public let pageCursors: PageCursor
     private let nextReader = Atomic<Int>(0)
     private let producer: String?
     private let publisher = Locked<(@Sendable ([OutboxEvent]) -> Void)?>(nil)
@@ -189,7 +191,8 @@ public final class Database: @unchecked Sendable {
     ) throws {
         writer = try location.connect()
         engine = writer.engine
-        try Migrator.migrate(writer, Outbox.migrations + migrations, legacy: legacy)
+        try Migrator.migrate(writer, Outbox.migrations + PageCursor.migrations + migrations, legacy: legacy)
+        pageCursors = try PageCursor.load(on: writer)
         writeQueue = DispatchQueue(label: "db.writer")
         var rs: [(DatabaseConnection, DispatchQueue)] = []
         for i in 0..<max(1, readers) {

@@ -138,6 +138,63 @@ struct TrustTests {
         }
     }
 
+    /// Cursors are opaque and authenticated (point 6): a page's `nextCursor` shows nothing of
+    /// what it holds, and one changed, forged (the groups' snapshot head set to 0, which made a
+    /// page redo every group lookup) or taken from another list is 400 `invalid_cursor`.
+    @Test func cursorsAreOpaqueAndTamperProof() async throws {
+        let cluster = try await EndToEndTests.startCluster()
+        defer { cluster.stopAll() }
+        let http = HTTPClient(port: cluster.gatewayPort)
+        let tag = RandomID.make().prefix(6)
+        let (owner, ownerUser) = try EndToEndTests.register(http, "tc\(tag)o")
+        let ownerName = try #require(ownerUser["username"] as? String)
+        // Three groups: the follows of today, and a like on each of two posts.
+        let posts = try EndToEndTests.createPosts(http, owner, count: 2)
+        for i in 0..<3 {
+            let fan = try EndToEndTests.register(http, "tc\(tag)f\(i)").0
+            #expect(try http.request("PUT", "/v1/users/\(ownerName)/follow", token: fan, json: [:]).status == 200)
+            if i < 2 { #expect(try http.request("PUT", "/v1/posts/\(posts[i])/like", token: fan).status == 200) }
+        }
+        let groups = try await eventuallyValue("5 notifications") {
+            let page = try http.request("GET", "/v1/notifications?limit=1", token: owner)
+            return (page.object["unreadCount"] as? Int ?? 0) >= 5 ? page : nil
+        }
+        let cursors = [
+            try #require(groups.object["nextCursor"] as? String),
+            try #require(
+                http.request("GET", "/v1/notifications/groups?limit=1", token: owner).object["nextCursor"] as? String),
+            try #require(
+                http.request("GET", "/v1/users/\(ownerName)/followers?limit=1", token: owner).object["nextCursor"] as? String),
+        ]
+        for cursor in cursors {
+            // Opaque: the list's name and its counters are not in the token in any readable form.
+            var base64 = String(cursor.dropFirst(3)).replacingOccurrences(of: "-", with: "+")
+                .replacingOccurrences(of: "_", with: "/")
+            while base64.utf8.count % 4 != 0 { base64 += "=" }
+            let bytes = [UInt8](Data(base64Encoded: base64) ?? Data())
+            #expect(bytes.count > 40, "\(cursor)")
+            for word in ["notifications", "groups", "followers", "\n"] {
+                #expect(!String(decoding: bytes, as: UTF8.self).contains(word), "\(cursor)")
+            }
+        }
+        func code(_ path: String) throws -> (Int, String?) {
+            let r = try http.request("GET", path, token: owner)
+            return (r.status, r.object["code"] as? String)
+        }
+        // Changed, truncated, or moved to another list: refused.
+        var changed = Array(cursors[1])
+        changed[changed.count / 2] = changed[changed.count / 2] == "A" ? "B" : "A"
+        let forgedHead = "c1." + Data("notifications.groups\n\(ownerUser["id"] ?? "")\n999\n0".utf8).base64EncodedString()
+        for bad in [String(changed), String(cursors[1].dropLast(3)), forgedHead] {
+            let (status, errorCode) = try code("/v1/notifications/groups?limit=1&cursor=\(bad)")
+            #expect(status == 400 && errorCode == "invalid_cursor", "\(bad)")
+        }
+        let (status, errorCode) = try code("/v1/notifications/groups?limit=1&cursor=\(cursors[0])")
+        #expect(status == 400 && errorCode == "invalid_cursor")
+        // The genuine one still pages.
+        #expect(try code("/v1/notifications/groups?limit=1&cursor=\(cursors[1])").0 == 200)
+    }
+
     @Test(.enabled(if: TestStorage.engine == .postgres, "the PostgreSQL test server"))
     func thePostgreSQLServerRefusesAConnectionWithoutThePassword() throws {
         let server = try TestPostgres.shared()
