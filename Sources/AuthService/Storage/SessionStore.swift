@@ -109,20 +109,23 @@ struct SQLSessionStore: SessionStore {
             guard
                 let session = try tx.connection.queryOne(
                     """
-                    SELECT id, user_id FROM sessions WHERE token_hash = \(tokenDigest) AND revoked_at IS NULL
+                    SELECT id, user_id, expires_at FROM sessions WHERE token_hash = \(tokenDigest) AND revoked_at IS NULL
                         AND expires_at > \(now)
                     """
                 )
             else { return nil }
             let userId = try session.string("user_id")
             let ids: [String]
+            let expiresAt: Int64
             if allSessions {
-                ids = try tx.query(
+                let rows = try tx.query(
                     """
-                    SELECT id FROM sessions WHERE user_id = \(userId) AND revoked_at IS NULL AND expires_at > \(now)
-                        ORDER BY created_at, id
+                    SELECT id, expires_at FROM sessions WHERE user_id = \(userId) AND revoked_at IS NULL
+                        AND expires_at > \(now) ORDER BY created_at, id
                     """
-                ).map { try $0.string("id") }
+                )
+                ids = try rows.map { try $0.string("id") }
+                expiresAt = try rows.map { try $0.int64("expires_at") }.max() ?? now
                 try tx.query(
                     """
                     UPDATE sessions SET revoked_at = \(now) WHERE user_id = \(userId) AND revoked_at IS NULL
@@ -131,9 +134,10 @@ struct SQLSessionStore: SessionStore {
                 )
             } else {
                 ids = [try session.string("id")]
+                expiresAt = try session.int64("expires_at")
                 try tx.query("UPDATE sessions SET revoked_at = \(now) WHERE id = \(ids[0])")
             }
-            try tx.emit(Auth.SessionRevoked(userId: userId, sessionIds: ids))
+            try tx.emit(Auth.SessionRevoked(userId: userId, sessionIds: ids, expiresAt: Timestamp.format(ms: expiresAt)))
             return Auth.Logout.Reply(userId: userId, revokedSessionIds: ids)
         }
     }

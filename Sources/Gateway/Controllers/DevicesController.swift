@@ -1,3 +1,4 @@
+import Foundation
 import Messages
 
 /// Devices and push preferences (API.md "Devices and push", NotificationService): the caller's
@@ -43,16 +44,22 @@ struct DevicesController: Controller {
         return text.lowercased()
     }
 
-    /// `POST /v1/devices` `{platform: "ios", token, environment}` → 201 `{id, platform,
-    /// environment, createdAt}`, registered with the caller's session (logout removes it).
+    /// `POST /v1/devices` `{platform: "ios", token, environment, installationId}` → 201 `{id,
+    /// platform, environment, createdAt}`, registered with the caller's session (logout removes
+    /// it) and the app installation (a token another account holds moves only from the same
+    /// one: API.md "Devices and push").
     /// - Throws: 400 naming `platform` (not `ios`), `token` (not 16...200 hex digits, even),
-    ///   `environment` (not `sandbox` or `production`), or an unknown member.
+    ///   `environment` (not `sandbox` or `production`), `installationId` (missing, or not a
+    ///   UUID), or an unknown member; from NotificationService 401 (the session ended), 409
+    ///   `device_token_in_use`, 429.
     func registerDevice(_ request: Request) async throws -> HTTPResponse {
         let body = try request.decode(DeviceBody.self)
         guard let session = request.session else { throw Problem.unauthorized(.unauthorized, "authentication is required") }
         let device = try await notification.call(
             Notifications.RegisterDevice.self,
-            .init(userId: session.userId, sessionId: session.sessionId, token: body.token, environment: body.environment))
+            .init(
+                userId: session.userId, sessionId: session.sessionId, token: body.token, environment: body.environment,
+                installationId: body.installationId))
         return try .json(201, device)
     }
 
@@ -72,18 +79,21 @@ struct DevicesController: Controller {
             PreferencesShape(push: try await notification.call(Notifications.UpdatePushPreferences.self, change)))
     }
 
-    /// `POST /v1/devices`'s body `{platform: "ios", token, environment}`, checked as it is
-    /// read: each member's error before the next member is looked at.
+    /// `POST /v1/devices`'s body `{platform: "ios", token, environment, installationId}`,
+    /// checked as it is read: each member's error before the next member is looked at.
     struct DeviceBody: Decodable {
         /// The APNs device token, in lowercase.
         var token: String
         /// `sandbox` or `production`.
         var environment: String
+        /// The app installation's UUID (RFC 9562; iOS writes them in capitals), in lowercase.
+        var installationId: String
 
-        enum CodingKeys: String, CodingKey { case platform, token, environment }
+        enum CodingKeys: String, CodingKey { case platform, token, environment, installationId }
 
         /// - Throws: 400 naming `platform` (not `ios`), `token` (not 16...200 hex digits, even),
-        ///   `environment` (not `sandbox` or `production`), or an unknown member.
+        ///   `environment` (not `sandbox` or `production`), `installationId` (missing, or not a
+        ///   UUID), or an unknown member.
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
             guard try c.decode(String.self, forKey: .platform) == "ios" else {
@@ -96,8 +106,12 @@ struct DevicesController: Controller {
             guard DevicesController.environments.contains(environment) else {
                 throw Problem.invalidField("environment", "must be \"sandbox\" or \"production\"")
             }
+            guard let installation = UUID(uuidString: try c.decode(String.self, forKey: .installationId)) else {
+                throw Problem.invalidField("installationId", "must be a UUID (the one the app made at its installation)")
+            }
             self.token = token
             self.environment = environment
+            installationId = installation.uuidString.lowercased()
         }
     }
 

@@ -101,18 +101,27 @@ enum PushScenario {
         let setup = try await Setup.run(api, options, followers: f, buildGraph: false)
         let owners = Array((f + 1)..<(f + 1 + o))
         let likers = Array((f + 1 + o)..<(f + 1 + o + l))
-        // Devices for the followers and the owners, through the bulk import.
+        // Devices for the followers and the owners, through the bulk imports: a device belongs to
+        // a session like a registered one, so each holder gets an imported session first.
         let t0Setup = Clock.nowNs()
         let link = try await ServiceLink(overrides: options.serviceEnvironment)
         defer { link.shutdown() }
         let withDevices = Array(1...f) + owners
         var created = 0
-        for chunk in stride(from: 0, to: withDevices.count, by: Notifications.ImportDevices.maxDevices) {
-            let slice = withDevices[chunk..<min(chunk + Notifications.ImportDevices.maxDevices, withDevices.count)]
+        let batch = min(Notifications.ImportDevices.maxDevices, Auth.ImportSessions.maxUsers)
+        for chunk in stride(from: 0, to: withDevices.count, by: batch) {
+            let slice = withDevices[chunk..<min(chunk + batch, withDevices.count)]
+            let sessions = try await link.auth.call(
+                Auth.ImportSessions.self, .init(userIds: slice.map { setup.users[$0].id }), timeoutMs: 120_000
+            ).sessions
             let reply = try await link.notification.call(
                 Notifications.ImportDevices.self,
-                .init(devices: slice.map { .init(userId: setup.users[$0].id, token: token($0), environment: "sandbox") }),
-                timeoutMs: 120_000)
+                .init(
+                    devices: zip(slice, sessions).map { user, session in
+                        .init(
+                            userId: setup.users[user].id, sessionId: session.session.sessionId, token: token(user),
+                            environment: "sandbox", installationId: UUID().uuidString.lowercased())
+                    }), timeoutMs: 120_000)
             created += reply.created
         }
         log(

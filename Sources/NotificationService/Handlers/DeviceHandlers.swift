@@ -22,11 +22,17 @@ struct DeviceHandlers: Sendable {
         host.on(Notifications.UpdatePushPreferences.self) { request, _ in try await store.updatePreferences(request) }
     }
 
-    /// Applies `auth.session.revoked` in the subscriber's transaction: the devices registered
-    /// with those sessions go, with their queued pushes.
+    /// Applies `auth.session.revoked` in the subscriber's transaction (`DeviceStore.revoke`): the
+    /// devices registered with those sessions go, with their queued pushes, and the sessions are
+    /// remembered as ended until they would have expired (31 days when an older AuthService did
+    /// not say: longer than its default session lifetime), so no device registers with them.
     func subscribe(_ subscriber: EventSubscriber) {
+        let clock = store.clock
         subscriber.on(Auth.SessionRevoked.self) { event, tx in
-            try DeviceStore.removeDevices(userId: event.body.userId, sessionIds: event.body.sessionIds, in: tx)
+            let now = clock()
+            let until = event.body.expiresAt.flatMap(Timestamp.parse) ?? now + 31 * 86_400_000
+            try DeviceStore.revoke(
+                userId: event.body.userId, sessionIds: event.body.sessionIds, until: until, now: now, in: tx)
             return .applied
         }
     }

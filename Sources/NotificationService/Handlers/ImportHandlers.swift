@@ -95,6 +95,13 @@ struct ImportHandlers: Sendable {
             if !DeviceStore.environments.contains(d.environment) {
                 errors.append(.init(field: "devices[\(i)].environment", .invalidField, message: "must be sandbox or production"))
             }
+            if d.sessionId.isEmpty {
+                errors.append(.init(field: "devices[\(i)].sessionId", .invalidField, message: "must be the device's session"))
+            }
+            if let installation = d.installationId, !DeviceStore.isInstallationId(installation) {
+                errors.append(
+                    .init(field: "devices[\(i)].installationId", .invalidField, message: "must be a UUID in lowercase"))
+            }
         }
         guard errors.isEmpty else { throw ServiceError.validation(Array(errors.prefix(100))) }
         let known = try await replica.identities(ids: Array(Set(request.devices.map(\.userId))))
@@ -106,7 +113,12 @@ struct ImportHandlers: Sendable {
                     FieldError(field: "devices[\($0.offset)].userId", .notFound, message: "no user \($0.element.userId)")
                 })
         }
-        let rows = request.devices.map { (userKey: known[$0.userId]!.key, token: $0.token, environment: $0.environment) }
+        let rows = request.devices.map {
+            (
+                userKey: known[$0.userId]!.key, sessionId: $0.sessionId, token: $0.token, environment: $0.environment,
+                installationId: $0.installationId
+            )
+        }
         let now = Timestamp.nowMs()
         let created = try await replica.database.write { tx in try DeviceStore.importDevices(rows, nowMs: now, in: tx) }
         context.logger.info(

@@ -1,3 +1,4 @@
+import Foundation
 import Messages
 import Storage
 import Wire
@@ -17,6 +18,30 @@ struct DeviceStore: Sendable {
     /// The API's `environment` values.
     static let environments: Set<String> = ["sandbox", "production"]
 
+    /// Most tokens that may move to one account from other accounts in an hour (each a sign-in on
+    /// a phone someone else used): a thief of an installation id cannot cycle through tokens.
+    static let maxMovesPerHour = 10
+
+    /// Whether `id` is an installation id as stored: a UUID in lowercase (RFC 9562's text form).
+    static func isInstallationId(_ id: String) -> Bool {
+        UUID(uuidString: id)?.uuidString.lowercased() == id
+    }
+
+    /// Upserts the row of `sessionId` in `device_sessions` (see `PushSchema`), in `tx`: the
+    /// lock that orders a registration and a revocation of one session.
+    /// - Returns: when the session would have expired if it ended (Unix ms), nil while it is open.
+    /// - Throws: the engine's error.
+    static func lockSession(_ sessionId: String, revokedUntil: Int64? = nil, in tx: Transaction) throws -> Int64? {
+        let row = try tx.connection.queryOne(
+            """
+            INSERT INTO device_sessions(session_id, revoked_until) VALUES (\(sessionId), \(revokedUntil))
+            ON CONFLICT (session_id) DO UPDATE SET
+                revoked_until = COALESCE(excluded.revoked_until, device_sessions.revoked_until)
+            RETURNING revoked_until
+            """)
+        return try row?.optionalInt64("revoked_until")
+    }
+
     /// Whether `token` is a device token as stored: lowercase hex, an even number of digits,
     /// 16...200 of them (API.md; APNs tokens are 64 digits today and Apple says they may grow).
     static func isStoredToken(_ token: String) -> Bool {
@@ -25,11 +50,16 @@ struct DeviceStore: Sendable {
             && digits.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
-    /// Registers a device (see `Notifications.RegisterDevice`): the token moves to the caller if
-    /// another user holds it (that device and its queued pushes are deleted, the caller gets a
-    /// new id); the caller's own token keeps its id and takes the new environment, session and
-    /// registration time. Past `maxPerUser` devices the caller's oldest go.
-    /// - Throws: 400 `invalid_field` (`token`, `environment`), the engine's error.
+    /// Registers a device (see `Notifications.RegisterDevice`), in one transaction that first
+    /// locks the session's row (`lockSession`): a session that ended registers nothing. The
+    /// token moves to the caller if another user holds it and registered it from the same app
+    /// installation (that device and its queued pushes are deleted, the caller gets a new id; at
+    /// most `maxMovesPerHour` an hour); the caller's own token keeps its id and takes the new
+    /// environment, session, installation and registration time. Past `maxPerUser` devices the
+    /// caller's oldest go.
+    /// - Throws: 400 `invalid_field` (`token`, `environment`, `installationId`), 401
+    ///   `invalid_token` (the session ended), 409 `device_token_in_use` (another account's, from
+    ///   another installation), 429 `too_many_attempts` (moves), the engine's error.
     func register(_ r: Notifications.RegisterDevice.Request) async throws -> Notifications.Device {
         var errors: [FieldError] = []
         if !Self.isStoredToken(r.token) {
@@ -38,43 +68,87 @@ struct DeviceStore: Sendable {
         if !Self.environments.contains(r.environment) {
             errors.append(.init(field: "environment", .invalidField, message: "must be sandbox or production"))
         }
+        if let installation = r.installationId, !Self.isInstallationId(installation) {
+            errors.append(.init(field: "installationId", .invalidField, message: "must be a UUID in lowercase"))
+        }
         guard errors.isEmpty else { throw ServiceError.validation(errors) }
         let now = clock()
-        return try await database.write { tx in
-            let c = tx.connection
-            let user = try Keys.user(r.userId, in: tx)
-            if let row = try c.queryOne("SELECT key, id, user_key FROM devices WHERE token = \(r.token)") {
-                let key = try row.int64("key")
-                if try row.int64("user_key") == user {
-                    try tx.query(
-                        """
-                        UPDATE devices SET environment = \(r.environment), session_id = \(r.sessionId), created_at = \(now)
-                            WHERE key = \(key)
-                        """
-                    )
-                    return Self.device(id: try row.string("id"), environment: r.environment, createdAt: now)
-                }
-                // Another user's: the token moves; nothing queued for them goes to the caller.
-                try Self.delete(deviceKey: key, in: tx)
-            }
-            let id = RandomID.make()
-            do {
+        return try await database.write { tx in try Self.register(r, now: now, in: tx) }
+    }
+
+    /// `register(_:)`'s transaction, in `tx` (the request checked); `now` in Unix ms.
+    /// - Throws: as `register(_:)`.
+    static func register(_ r: Notifications.RegisterDevice.Request, now: Int64, in tx: Transaction) throws
+        -> Notifications.Device
+    {
+        let c = tx.connection
+        if try Self.lockSession(r.sessionId, in: tx) != nil {
+            throw ServiceError(.invalidToken, message: "the session has ended", status: 401)
+        }
+        let user = try Keys.user(r.userId, in: tx)
+        if let row = try c.queryOne("SELECT key, id, user_key, installation_id FROM devices WHERE token = \(r.token)") {
+            let key = try row.int64("key")
+            if try row.int64("user_key") == user {
                 try tx.query(
                     """
-                    INSERT INTO devices(id, user_key, token, environment, session_id, created_at)
-                    VALUES (\(id), \(user), \(r.token), \(r.environment), \(r.sessionId), \(now))
-                    """)
-            } catch let error as DatabaseError where error.kind == .uniqueViolation {
-                // Another replica registered the same token at the same moment: run again, now
-                // seeing its row.
-                throw WriteConflict(reason: "another replica registered the same device token")
+                    UPDATE devices SET environment = \(r.environment), session_id = \(r.sessionId), created_at = \(now),
+                        installation_id = COALESCE(\(r.installationId), installation_id)
+                        WHERE key = \(key)
+                    """
+                )
+                return Self.device(id: try row.string("id"), environment: r.environment, createdAt: now)
             }
-            // SQLite takes OFFSET only after a LIMIT (`SQL.noLimit`).
-            let surplus = try c.query(
-                "SELECT key FROM devices WHERE user_key = \(user) ORDER BY key DESC \(SQL.noLimit) OFFSET \(Self.maxPerUser)")
-            for row in surplus { try Self.delete(deviceKey: try row.int64("key"), in: tx) }
-            return Self.device(id: id, environment: r.environment, createdAt: now)
+            // Another user's: it moves only from the same installation (a sign-out and a
+            // sign-in on one phone), and nothing queued for them goes to the caller.
+            guard let installation = r.installationId, try row.optionalString("installation_id") == installation else {
+                throw ServiceError(
+                    .deviceTokenInUse,
+                    message: "this device token is registered to another account by another app installation",
+                    status: 409)
+            }
+            try Self.recordMove(user: user, now: now, in: tx)
+            try Self.delete(deviceKey: key, in: tx)
         }
+        let id = RandomID.make()
+        do {
+            try tx.query(
+                """
+                INSERT INTO devices(id, user_key, token, environment, session_id, created_at, installation_id)
+                VALUES (\(id), \(user), \(r.token), \(r.environment), \(r.sessionId), \(now), \(r.installationId))
+                """)
+        } catch let error as DatabaseError where error.kind == .uniqueViolation {
+            // Another replica registered the same token at the same moment: run again, now
+            // seeing its row.
+            throw WriteConflict(reason: "another replica registered the same device token")
+        }
+        try Self.trim(user: user, in: tx)
+        return Self.device(id: id, environment: r.environment, createdAt: now)
+    }
+
+    /// Deletes `user`'s devices past `maxPerUser`, oldest registration first, in `tx`.
+    /// - Throws: the engine's error.
+    static func trim(user: Int64, in tx: Transaction) throws {
+        // SQLite takes OFFSET only after a LIMIT (`SQL.noLimit`).
+        let surplus = try tx.connection.query(
+            "SELECT key FROM devices WHERE user_key = \(user) ORDER BY key DESC \(SQL.noLimit) OFFSET \(maxPerUser)")
+        for row in surplus { try delete(deviceKey: try row.int64("key"), in: tx) }
+    }
+
+    /// Records a token moving to `user`, in `tx`, unless they had `maxMovesPerHour` in the hour
+    /// before `now` (Unix ms).
+    /// - Throws: 429 `too_many_attempts` with the seconds until the oldest move leaves the hour.
+    static func recordMove(user: Int64, now: Int64, in tx: Transaction) throws {
+        let hourAgo = now - 3_600_000
+        try tx.query("DELETE FROM device_moves WHERE user_key = \(user) AND at <= \(hourAgo)")
+        let moves = try tx.connection.query(
+            "SELECT at FROM device_moves WHERE user_key = \(user) ORDER BY at LIMIT \(maxMovesPerHour)")
+        if moves.count >= maxMovesPerHour {
+            let oldest = try moves[0].int64("at")
+            throw ServiceError(
+                .tooManyAttempts, message: "too many device tokens moved to this account in an hour", status: 429,
+                retryAfter: Int(max(1, (oldest - hourAgo + 999) / 1000)))
+        }
+        try tx.query("INSERT INTO device_moves(user_key, at) VALUES (\(user), \(now))")
     }
 
     static func device(id: String, environment: String, createdAt: Int64) -> Notifications.Device {
@@ -119,29 +193,36 @@ struct DeviceStore: Sendable {
         guard found else { throw ServiceError.notFound("device") }
     }
 
-    /// Inserts `devices` (no session: `session_id` empty) whose tokens are not registered yet, 500
-    /// rows a statement, in `tx` (`Notifications.ImportDevices`; the caller checked the values).
-    /// The per-user cap of `register` is not applied: an import is not a client.
+    /// Inserts the devices whose tokens are not registered yet, in `tx`, 500 rows a statement
+    /// (`Notifications.ImportDevices`; the caller checked the values). Each belongs to its session
+    /// like a registered device: one of a session that ended is left out, and a logout removes the
+    /// others. Then each user is held to `maxPerUser` (their oldest go), as `register` does.
     /// - Returns: how many were inserted. - Throws: the engine's error.
     static func importDevices(
-        _ devices: [(userKey: Int64, token: String, environment: String)], nowMs: Int64, in tx: Transaction
+        _ devices: [(userKey: Int64, sessionId: String, token: String, environment: String, installationId: String?)],
+        nowMs: Int64, in tx: Transaction
     ) throws -> Int {
+        var ended = Set<String>()
+        for session in Set(devices.map(\.sessionId)).sorted() where try lockSession(session, in: tx) != nil {
+            ended.insert(session)
+        }
         var created = 0
-        var rest = devices[...]
+        var rest = devices.filter { !ended.contains($0.sessionId) }[...]
         while !rest.isEmpty {
             let chunk = rest.prefix(500)
             rest = rest.dropFirst(chunk.count)
             let rows = chunk.map { d -> SQL in
-                "(\(RandomID.make()), \(d.userKey), \(d.token), \(d.environment), '', \(nowMs))"
+                "(\(RandomID.make()), \(d.userKey), \(d.token), \(d.environment), \(d.sessionId), \(nowMs), \(d.installationId))"
             }
             try tx.query(
                 """
-                INSERT INTO devices(id, user_key, token, environment, session_id, created_at) VALUES
+                INSERT INTO devices(id, user_key, token, environment, session_id, created_at, installation_id) VALUES
                 \(rows.joined(separator: ", "))
                 ON CONFLICT(token) DO NOTHING
                 """)
             created += tx.connection.changes
         }
+        for user in Set(devices.map(\.userKey)).sorted() { try trim(user: user, in: tx) }
         return created
     }
 
@@ -151,8 +232,25 @@ struct DeviceStore: Sendable {
         try tx.query("DELETE FROM devices WHERE key = \(deviceKey)")
     }
 
-    /// Deletes the devices `userId` registered with any of `sessionIds`, and their queued pushes
-    /// (logout: `auth.session.revoked`), in `tx`.
+    /// Ends `sessionIds` for devices (logout: `auth.session.revoked`), in `tx`: each session's
+    /// row is marked revoked until `until` (Unix ms, when it would have expired; locked first, see
+    /// `lockSession`), so no device is registered with it any more, and the devices `userId`
+    /// registered with it go, with their queued pushes. Rows of sessions that have expired since
+    /// are forgotten, 100 at a time.
+    /// - Returns: how many devices were deleted. - Throws: the engine's error.
+    @discardableResult
+    static func revoke(userId: String, sessionIds: [String], until: Int64, now: Int64, in tx: Transaction) throws -> Int {
+        for session in sessionIds.sorted() { _ = try lockSession(session, revokedUntil: until, in: tx) }
+        try tx.query(
+            """
+            DELETE FROM device_sessions WHERE session_id IN (SELECT session_id FROM device_sessions
+                WHERE revoked_until IS NOT NULL AND revoked_until < \(now) LIMIT 100)
+            """)
+        return try removeDevices(userId: userId, sessionIds: sessionIds, in: tx)
+    }
+
+    /// Deletes the devices `userId` registered with any of `sessionIds`, and their queued pushes,
+    /// in `tx`.
     /// - Returns: how many devices were deleted. - Throws: the engine's error.
     @discardableResult
     static func removeDevices(userId: String, sessionIds: [String], in tx: Transaction) throws -> Int {

@@ -88,7 +88,9 @@ enum NotificationGroupPage {
                 return .init(
                     items: items,
                     nextCursor: candidates.count > limit
-                        ? shown.last.map { database.pageCursors.encode(list: list, owner: recipientId, key: $0.position, head: head) }
+                        ? shown.last.map {
+                            database.pageCursors.encode(list: list, owner: recipientId, key: $0.position, head: head)
+                        }
                         : nil,
                     unreadCount: try SQLNotificationStore.unreadCount(recipient, on: c))
             }

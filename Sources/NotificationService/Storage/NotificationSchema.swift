@@ -360,5 +360,6 @@ enum NotificationSchema {
             // An undone action's dedup key no longer stops the redo's notification (API.md: undo
             // then redo leaves exactly one); it stops only a second push (`NotificationWriter`).
             Migration("notification.16-push-suppressed", "ALTER TABLE notification_suppressed RENAME TO push_suppressed"),
+            PushSchema.deviceTrustMigration(for: "notification.17-device-trust"),
         ]
 }

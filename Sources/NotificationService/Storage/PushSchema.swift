@@ -24,6 +24,33 @@ import Storage
 ///   order, `push_queue_by_recipient` (recipient, seq) finds a recipient's oldest queued seq,
 ///   `push_queue_by_device` serves the deletes of a device.
 enum PushSchema {
+    /// `notification.17-device-trust` on both engines (issue 37): a device belongs to the app
+    /// installation that registered it and to a session that is still open.
+    ///
+    /// - `devices.installation_id`: the app installation's UUID (NULL for devices registered
+    ///   before it: such a token moves to nobody).
+    /// - `device_sessions(session_id, revoked_until)`: the AuthService sessions devices were
+    ///   registered with, and those that ended (its `auth.session.revoked`; `revoked_until`:
+    ///   when the session would have expired, Unix ms, NULL while it is open), kept until then.
+    ///   A registration and a revocation of one session both upsert its row first, so the one
+    ///   that comes second waits for the first to commit and sees it (on PostgreSQL the row
+    ///   lock; on SQLite the one writer): a device registered with a session that ended is
+    ///   refused, and one registered just before the revocation is removed by it
+    ///   (`DeviceStore.register`, `DeviceStore.revoke`).
+    /// - `device_moves(user_key, at)`: when a token moved to the user from another account (Unix
+    ///   ms), for the hourly limit.
+    static func deviceTrustMigration(for id: String) -> Migration {
+        Migration(
+            id,
+            """
+            ALTER TABLE devices ADD COLUMN installation_id TEXT;
+            CREATE TABLE device_sessions(session_id TEXT PRIMARY KEY, revoked_until \(SQL.bigint));
+            CREATE INDEX device_sessions_revoked ON device_sessions(revoked_until) WHERE revoked_until IS NOT NULL;
+            CREATE TABLE device_moves(user_key \(SQL.bigint) NOT NULL, at \(SQL.bigint) NOT NULL);
+            CREATE INDEX device_moves_by_user ON device_moves(user_key, at);
+            """)
+    }
+
     /// `notification.14-push` on both engines.
     static func migration(for id: String) -> Migration {
         Migration(id, sql)

@@ -326,14 +326,20 @@ public enum Auth {
         public init(identity: Identity) { self.identity = identity }
     }
 
-    /// Published when sessions end (logout); gateways drop cached tokens and close their streams.
+    /// Published when sessions end (logout); gateways drop cached tokens and close their streams,
+    /// NotificationService removes the sessions' devices and remembers the sessions until
+    /// `expiresAt`, refusing a device registered with one afterwards.
     public struct SessionRevoked: Event {
         public static let type = "auth.session.revoked"
         public var userId: String
         public var sessionIds: [String]
-        public init(userId: String, sessionIds: [String]) {
+        /// RFC 3339: when the last of the sessions would have expired (after it no token of
+        /// them is accepted anyway). Nil from an AuthService older than the field.
+        public var expiresAt: String?
+        public init(userId: String, sessionIds: [String], expiresAt: String? = nil) {
             self.userId = userId
             self.sessionIds = sessionIds
+            self.expiresAt = expiresAt
         }
     }
 }

@@ -24,10 +24,16 @@ extension Notifications {
 
     /// Registers an APNs device token for `userId`, from session `sessionId` (logout removes it).
     /// A token belongs to one user: registering one another user holds moves it to the caller
-    /// (a new device id; the previous owner's queued pushes to it are dropped); registering one
-    /// the caller holds again keeps its id and updates its environment, session and `createdAt`.
-    /// A user keeps at most 20 devices: a new one past that removes their oldest. Idempotent. Errors: 400 `invalid_field` (field `token` or `environment`) for a value
-    /// the gateway would not have sent.
+    /// only from the same app installation (`installationId`: a sign-out and sign-in on one
+    /// phone; a new device id, the previous owner's queued pushes to it dropped), at most 10
+    /// moves an hour per account; registering one the caller holds again keeps its id and
+    /// updates its environment, session, installation and `createdAt`. A user keeps at most 20
+    /// devices: a new one past that removes their oldest. The session must not have ended: the
+    /// check and the insert are one transaction with the logout's removal, so a device never
+    /// outlives its session. Idempotent. Errors: 400 `invalid_field` (field `token`,
+    /// `environment` or `installationId`) for a value the gateway would not have sent; 401
+    /// `invalid_token` for a session that ended; 409 `device_token_in_use` for another
+    /// account's token from another installation; 429 `too_many_attempts` past the moves.
     public enum RegisterDevice: RPC {
         public static let type = "notification.register_device"
         public static let isIdempotent = true
@@ -38,11 +44,16 @@ extension Notifications {
             public var token: String
             /// `sandbox` or `production`.
             public var environment: String
-            public init(userId: String, sessionId: String, token: String, environment: String) {
+            /// The app installation's UUID (API.md: made once per install): a token held by
+            /// another account moves to the caller only with the same one. Nil from a gateway
+            /// older than the field: such a registration never takes a token over.
+            public var installationId: String?
+            public init(userId: String, sessionId: String, token: String, environment: String, installationId: String? = nil) {
                 self.userId = userId
                 self.sessionId = sessionId
                 self.token = token
                 self.environment = environment
+                self.installationId = installationId
             }
         }
         public typealias Reply = Device

@@ -113,10 +113,13 @@ public enum Notifications {
 
     /// Devices of many users in one transaction, for load tests and migrations (`LoadTest push`
     /// registers a device for each of 100,000 followers without logging each one in). On
-    /// NotificationService's RPC endpoint only: the gateway has no route to it. A token already
-    /// registered is left as it is. The devices belong to no session (`sessionId` empty), so no
-    /// logout removes them. Errors: 400 `invalid_request` (count), 400 `invalid_field`
-    /// (`devices[i].token`, `devices[i].environment`), 404 `not_found` (`devices[i].userId`).
+    /// NotificationService's RPC endpoint only, and only when imports are allowed
+    /// (`ALLOW_IMPORTS`): the gateway has no route to it. A token already registered is left as it
+    /// is. Each device belongs to a session like a registered one (a logout removes it; one of a
+    /// session that ended is not made) and obeys the device cap (past 20 a user's oldest go).
+    /// Errors: 403 `imports_disabled`, 400 `invalid_request` (count), 400 `invalid_field`
+    /// (`devices[i].token`, `devices[i].environment`, `devices[i].sessionId`), 404 `not_found`
+    /// (`devices[i].userId`).
     public enum ImportDevices: RPC {
         public static let type = "notification.import_devices"
         public static let isIdempotent = true
@@ -125,14 +128,20 @@ public enum Notifications {
 
         public struct Device: Codable, Sendable {
             public var userId: String
+            /// The AuthService session the device belongs to (an imported session's id).
+            public var sessionId: String
             /// Lowercase hex, 16...200 digits, even length (as `RegisterDevice`).
             public var token: String
             /// `sandbox` or `production`.
             public var environment: String
-            public init(userId: String, token: String, environment: String) {
+            /// As `RegisterDevice`'s.
+            public var installationId: String?
+            public init(userId: String, sessionId: String, token: String, environment: String, installationId: String? = nil) {
                 self.userId = userId
+                self.sessionId = sessionId
                 self.token = token
                 self.environment = environment
+                self.installationId = installationId
             }
         }
 

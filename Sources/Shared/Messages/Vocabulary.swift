@@ -145,6 +145,9 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// `notification.import_follows`, `notification.import_devices`) to a service that does
     /// not allow imports (`ALLOW_IMPORTS`).
     case importsDisabled
+    /// 409: an APNs device token another account holds, registered from another app
+    /// installation (API.md "Devices and push").
+    case deviceTokenInUse
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -156,7 +159,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .unknownUser, .usernameTaken, .emailTaken, .duplicateUsername, .duplicateEmail, .invalidEmail, .invalidUsername,
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
-        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled,
+        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -225,6 +228,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .idempotencyKeyReused: "idempotency_key_reused"
         case .idempotencyKeyInUse: "idempotency_key_in_use"
         case .importsDisabled: "imports_disabled"
+        case .deviceTokenInUse: "device_token_in_use"
         case .unknown(let s): s
         }
     }

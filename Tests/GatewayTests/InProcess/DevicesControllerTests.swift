@@ -16,10 +16,14 @@ import Wire
         }
         let apns = String(repeating: "AB", count: 32)
         let r = await gateway.request(
-            .post, "/v1/devices", token: token, json: #"{"platform": "ios", "token": "\#(apns)", "environment": "sandbox"}"#)
+            .post, "/v1/devices", token: token,
+            json:
+                #"{"platform": "ios", "token": "\#(apns)", "environment": "sandbox", "installationId": "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"}"#
+        )
         #expect(r.status == 201 && r["id"] == .string("d1"))
         let sent = gateway.notification.requests(Notifications.RegisterDevice.self).first
         #expect(sent?.token == apns.lowercased() && sent?.sessionId == "s-alice" && sent?.userId == "u-alice")
+        #expect(sent?.installationId == "e621e1f8-c36c-495a-93fc-0c247a3e6e5f")
     }
 
     @Test func eachMemberOfADeviceIsCheckedBeforeTheNext() async {
@@ -36,6 +40,14 @@ import Wire
                 #"environment: must be "sandbox" or "production""#
             ),
             (#"{"platform": "ios"}"#, "token", "token: is required"),
+            (
+                #"{"platform": "ios", "token": "\#(String(repeating: "a", count: 64))", "environment": "sandbox"}"#,
+                "installationId", "installationId: is required"
+            ),
+            (
+                #"{"platform": "ios", "token": "\#(String(repeating: "a", count: 64))", "environment": "sandbox", "installationId": "x"}"#,
+                "installationId", "installationId: must be a UUID (the one the app made at its installation)"
+            ),
         ] {
             let r = await gateway.request(.post, "/v1/devices", token: token, json: body)
             #expect(r.status == 400 && r.fields == [field] && r["detail"] == .string(detail), "\(body): \(r.text)")

@@ -14,6 +14,8 @@ struct DevicesEndToEndTests {
     struct TimedOut: Error { var what: String }
 
     static let token = String(repeating: "ab", count: 32)
+    /// The app installation of the phone the tests register from (iOS writes UUIDs in capitals).
+    static let phone = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
 
     /// The `field` of a problem's first error.
     static func field(_ r: HTTPResponse) -> String? {
@@ -36,7 +38,7 @@ struct DevicesEndToEndTests {
 
         let created = try http.request(
             "POST", "/v1/devices", token: alice,
-            json: ["platform": "ios", "token": Self.token.uppercased(), "environment": "sandbox"])
+            json: ["platform": "ios", "token": Self.token.uppercased(), "environment": "sandbox", "installationId": Self.phone])
         #expect(created.status == 201, "\(created.text)")
         let id = try #require(created.object["id"] as? String)
         #expect(id.count == 32 && created.object["platform"] as? String == "ios")
@@ -49,13 +51,30 @@ struct DevicesEndToEndTests {
         let bad: [([String: Any], String)] = [
             (["platform": "android", "token": Self.token, "environment": "sandbox"], "platform"),
             (["token": Self.token, "environment": "sandbox"], "platform"),
-            (["platform": "ios", "token": "abc", "environment": "sandbox"], "token"),
-            (["platform": "ios", "token": String(repeating: "a", count: 33), "environment": "sandbox"], "token"),
-            (["platform": "ios", "token": String(repeating: "ab", count: 101), "environment": "sandbox"], "token"),
-            (["platform": "ios", "token": String(repeating: "zz", count: 16), "environment": "sandbox"], "token"),
-            (["platform": "ios", "token": 12, "environment": "sandbox"], "token"),
+            (["platform": "ios", "token": "abc", "environment": "sandbox", "installationId": Self.phone], "token"),
+            (
+                [
+                    "platform": "ios", "token": String(repeating: "a", count: 33), "environment": "sandbox",
+                    "installationId": Self.phone,
+                ], "token"
+            ),
+            (
+                [
+                    "platform": "ios", "token": String(repeating: "ab", count: 101), "environment": "sandbox",
+                    "installationId": Self.phone,
+                ], "token"
+            ),
+            (
+                [
+                    "platform": "ios", "token": String(repeating: "zz", count: 16), "environment": "sandbox",
+                    "installationId": Self.phone,
+                ], "token"
+            ),
+            (["platform": "ios", "token": 12, "environment": "sandbox", "installationId": Self.phone], "token"),
             (["platform": "ios", "token": Self.token, "environment": "development"], "environment"),
             (["platform": "ios", "token": Self.token, "environment": "sandbox", "extra": 1], "extra"),
+            (["platform": "ios", "token": Self.token, "environment": "sandbox"], "installationId"),
+            (["platform": "ios", "token": Self.token, "environment": "sandbox", "installationId": "phone-1"], "installationId"),
         ]
         for (body, field) in bad {
             let r = try http.request("POST", "/v1/devices", token: alice, json: body)
@@ -63,16 +82,30 @@ struct DevicesEndToEndTests {
             #expect(r.header("content-type")?.hasPrefix("application/problem+json") == true)
         }
         let anonymous = try http.request(
-            "POST", "/v1/devices", json: ["platform": "ios", "token": Self.token, "environment": "sandbox"])
+            "POST", "/v1/devices",
+            json: ["platform": "ios", "token": Self.token, "environment": "sandbox", "installationId": Self.phone])
         #expect(anonymous.status == 401)
 
-        // Registered again by alice: the same device; by bob: it moves to him, with a new id.
+        // Registered again by alice: the same device. By bob from another installation (someone who
+        // learned the token): 409 device_token_in_use, and nothing changes; from the same phone (a
+        // sign-out and a sign-in there): it moves to him, with a new id.
         let again = try http.request(
-            "POST", "/v1/devices", token: alice, json: ["platform": "ios", "token": Self.token, "environment": "production"])
+            "POST", "/v1/devices", token: alice,
+            json: ["platform": "ios", "token": Self.token, "environment": "production", "installationId": Self.phone])
         #expect(again.status == 201 && again.object["id"] as? String == id)
         #expect(again.object["environment"] as? String == "production")
+        let stolen = try http.request(
+            "POST", "/v1/devices", token: bob,
+            json: [
+                "platform": "ios", "token": Self.token, "environment": "sandbox",
+                "installationId": "0F3C2B1A-0000-4000-8000-000000000001",
+            ])
+        #expect(stolen.status == 409 && stolen.object["code"] as? String == "device_token_in_use", "\(stolen.text)")
+        #expect(try Self.devices(http, alice).map { $0["id"] as? String } == [id])
+        #expect(try Self.devices(http, bob).isEmpty)
         let moved = try http.request(
-            "POST", "/v1/devices", token: bob, json: ["platform": "ios", "token": Self.token, "environment": "sandbox"])
+            "POST", "/v1/devices", token: bob,
+            json: ["platform": "ios", "token": Self.token, "environment": "sandbox", "installationId": Self.phone])
         #expect(moved.status == 201)
         let bobsId = try #require(moved.object["id"] as? String)
         #expect(bobsId != id)
@@ -93,7 +126,8 @@ struct DevicesEndToEndTests {
         for n in 1...3 {
             let token = String(repeating: "0", count: 63) + "\(n)"
             let r = try http.request(
-                "POST", "/v1/devices", token: alice, json: ["platform": "ios", "token": token, "environment": "sandbox"])
+                "POST", "/v1/devices", token: alice,
+                json: ["platform": "ios", "token": token, "environment": "sandbox", "installationId": Self.phone])
             #expect(r.status == 201)
         }
         let first = try http.request("GET", "/v1/devices?limit=2", token: alice)
@@ -159,7 +193,8 @@ struct DevicesEndToEndTests {
         let tablet = try #require(login.object["token"] as? String)
         for (session, token) in [(phone, Self.token), (tablet, String(repeating: "cd", count: 32))] {
             let r = try http.request(
-                "POST", "/v1/devices", token: session, json: ["platform": "ios", "token": token, "environment": "sandbox"])
+                "POST", "/v1/devices", token: session,
+                json: ["platform": "ios", "token": token, "environment": "sandbox", "installationId": Self.phone])
             #expect(r.status == 201)
         }
         #expect(try Self.devices(http, phone).count == 2)

@@ -108,7 +108,8 @@ struct PushEndToEndTests {
     @discardableResult
     static func registerDevice(_ http: HTTPClient, _ session: String, _ token: String) throws -> String {
         let r = try http.request(
-            "POST", "/v1/devices", token: session, json: ["platform": "ios", "token": token, "environment": "sandbox"])
+            "POST", "/v1/devices", token: session,
+            json: ["platform": "ios", "token": token, "environment": "sandbox", "installationId": UUID().uuidString])
         #expect(r.status == 201, "\(r.text)")
         return try #require(r.object["id"] as? String)
     }

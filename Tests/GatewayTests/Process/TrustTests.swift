@@ -195,6 +195,90 @@ struct TrustTests {
         #expect(try code("/v1/notifications/groups?limit=1&cursor=\(cursors[1])").0 == 200)
     }
 
+    /// A logout is a logout on every gateway and for the devices (points 3 and 4): after a logout
+    /// through gateway 1, gateway 2 refuses the token once AuthService's event reached it (the
+    /// window from the logout's answer to that refusal is measured and printed, over 20
+    /// logouts); a device registered with the session after NotificationService applied the
+    /// logout is refused (401) even when its request was authenticated before (as a gateway
+    /// inside that window would send it), and one registered just before is removed.
+    @Test func aLogoutEndsTheSessionOnEveryGatewayAndNoDeviceOutlivesIt() async throws {
+        let cluster = try await EndToEndTests.startCluster()
+        defer { cluster.stopAll() }
+        let second = try await cluster.start("gateway.2")
+        let (one, two) = (HTTPClient(port: cluster.gatewayPort), HTTPClient(port: Int(second["port"] ?? "0") ?? 0))
+        let context = ZMQContext()
+        defer { context.shutdown() }
+        let auth = try cluster.client("auth", context: context)
+        let notification = try cluster.client("notification", context: context)
+        defer {
+            auth.shutdown()
+            notification.shutdown()
+        }
+        let tag = RandomID.make().prefix(6)
+        let (token, user) = try EndToEndTests.register(one, "tl\(tag)u")
+        let userId = try #require(user["id"] as? String)
+        let session = try await auth.call(Auth.Validate.self, .init(token: token)).sessionId
+        let device = ["platform": "ios", "environment": "sandbox", "installationId": UUID().uuidString]
+        func register(_ http: HTTPClient, _ token: String, _ n: Int) throws -> Int {
+            try http.request(
+                "POST", "/v1/devices", token: token,
+                json: device.merging(["token": String(repeating: "cd", count: 31) + String(format: "%02x", n)]) { $1 }
+            ).status
+        }
+        #expect(try register(two, token, 1) == 201)
+        #expect(try two.request("GET", "/v1/me", token: token).status == 200)  // cached on gateway 2 now
+
+        #expect(try one.request("POST", "/v1/auth/logout", token: token, json: [:]).status == 200)
+        try await eventually("gateway 2 refuses the logged-out token") {
+            try two.request("GET", "/v1/me", token: token).status == 401
+        }
+        // NotificationService applied the logout (its cursor at AuthService's head): the device is
+        // gone, and a registration with the session is refused however it was authenticated.
+        let head = try await auth.call(Ops.Replay.self, .init(after: 0, limit: 0)).head
+        try await eventually("NotificationService applied AuthService's events through \(head)") {
+            try await notification.call(Ops.Ping.self, Empty()).counters["subscriber.auth.cursor", default: 0] >= head
+        }
+        let late = await #expect(throws: ServiceError.self) {
+            _ = try await notification.call(
+                Notifications.RegisterDevice.self,
+                .init(
+                    userId: userId, sessionId: session, token: String(repeating: "cd", count: 32), environment: "sandbox",
+                    installationId: device["installationId"]?.lowercased()))
+        }
+        #expect(late?.status == 401)
+        let fresh = try Self.login(one, "tl\(tag)u")
+        #expect((try one.request("GET", "/v1/devices", token: fresh).object["items"] as? [Any])?.isEmpty == true)
+
+        // The window, measured: 20 logouts through gateway 1, each token cached on gateway 2
+        // before; the time from the logout's answer until gateway 2 answers 401.
+        var windows: [Double] = []
+        var accepted = 0
+        for _ in 0..<20 {
+            let t = try Self.login(one, "tl\(tag)u")
+            #expect(try two.request("GET", "/v1/me", token: t).status == 200)
+            #expect(try one.request("POST", "/v1/auth/logout", token: t, json: [:]).status == 200)
+            let answered = DispatchTime.now().uptimeNanoseconds
+            try await eventually("gateway 2 refuses the logged-out token", intervalMs: 0) {
+                if try two.request("GET", "/v1/me", token: t).status == 401 { return true }
+                accepted += 1
+                return false
+            }
+            windows.append(Double(DispatchTime.now().uptimeNanoseconds - answered) / 1e6)
+        }
+        let sorted = windows.sorted()
+        print(
+            String(
+                format: "logout window on the other gateway (20 logouts): %d requests accepted after the answer; "
+                    + "first 401 after p50 %.1f ms, max %.1f ms", accepted, sorted[sorted.count / 2], sorted.last ?? 0))
+    }
+
+    /// Logs `username` in (the tests' password) through `http`. - Returns: the token.
+    static func login(_ http: HTTPClient, _ username: String) throws -> String {
+        let r = try http.request("POST", "/v1/auth/login", json: ["login": username, "password": "correct-horse-9"])
+        #expect(r.status == 200, "\(r.text)")
+        return r.object["token"] as? String ?? ""
+    }
+
     @Test(.enabled(if: TestStorage.engine == .postgres, "the PostgreSQL test server"))
     func thePostgreSQLServerRefusesAConnectionWithoutThePassword() throws {
         let server = try TestPostgres.shared()
