@@ -61,7 +61,8 @@ struct VocabularyTests {
             (.invalidPostType, "invalid_post_type"), (.invalidURL, "invalid_url"),
             (.unsupportedMedia, "unsupported_media"), (.payloadTooLarge, "payload_too_large"),
             (.imageTooLarge, "image_too_large"), (.idempotencyKeyReused, "idempotency_key_reused"),
-            (.idempotencyKeyInUse, "idempotency_key_in_use"),
+            (.idempotencyKeyInUse, "idempotency_key_in_use"), (.importsDisabled, "imports_disabled"),
+            (.deviceTokenInUse, "device_token_in_use"),
         ]
         #expect(pinned.map(\.0) == ServiceErrorCode.known)
         for (code, wire) in pinned {
