@@ -84,9 +84,45 @@ public final class Cluster: @unchecked Sendable {
         String(name.split(separator: ".", maxSplits: 1).first ?? Substring(name))
     }
 
+    /// Chooses the ports of back-end processes before any starts (a free port of 127.0.0.1 for
+    /// each endpoint), so that each process is given every other's endpoints, whatever the start
+    /// order: ProfileService and NotificationService apply each other's events. The three
+    /// services (less those `extraEnvironment` points elsewhere) are reserved by the first
+    /// `start`; a test that runs replicas (`profile.2`) reserves them before it starts anything.
+    /// - Throws: `TestSupportError` when no port can be had.
+    public func reserve(_ names: [String]) throws {
+        for name in names where endpoints[name] == nil {
+            guard let prefix = Self.prefixes[Self.base(name)] else { continue }
+            if extraEnvironment["\(prefix)_RPC_ENDPOINT"] != nil { continue }
+            var fields = ["rpc": try Self.freeEndpoint(), "events": try Self.freeEndpoint()]
+            if Self.base(name) == "notification" { fields["delivery"] = try Self.freeEndpoint() }
+            endpoints[name] = fields
+        }
+    }
+
+    /// `tcp://127.0.0.1:<port>` for a port the kernel gave out just now (bound to 0, then closed).
+    static func freeEndpoint() throws -> String {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { p in
+                bind(fd, p, length) == 0 && getsockname(fd, p, &length) == 0
+            }
+        }
+        guard bound else { throw TestSupportError("bind: \(errno)") }
+        return "tcp://127.0.0.1:\(UInt16(bigEndian: address.sin_port))"
+    }
+
     /// Starts (or restarts, on the same ports) one service and waits until it is ready.
     @discardableResult
     public func start(_ service: String) async throws -> [String: String] {
+        if processes.isEmpty { try reserve(["auth", "profile", "notification"]) }
+        try reserve([service])
         let process = ServiceProcess(
             Self.executables[Self.base(service)]!, environment: try environment(for: service), logDirectory: dataDirectory,
             launcher: launchers[service] ?? [])

@@ -75,7 +75,9 @@ struct NotificationApp: ServiceApp {
         self.deliveryEndpoint = deliveryEndpoint
         imports = ImportHandlers(replica: replica, imports: Imports(allowed: configuration.allowImports))
         if configuration.allowImports { logger.warning("imports.allowed", metadata: ["setting": "ALLOW_IMPORTS"]) }
-        graph = GraphHandlers(replica: replica, follows: SQLFollowStore(database: database, notifications: writer))
+        graph = GraphHandlers(
+            replica: replica, follows: SQLFollowStore(database: database, notifications: writer),
+            safety: SafetyStore(database: database, notifications: writer))
         notifications = NotificationHandlers(store: SQLNotificationStore(database: database))
         profileEvents = ProfileEventHandlers(notifications: writer, jobs: jobs)
         merger = RecentMerger(

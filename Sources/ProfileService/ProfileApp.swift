@@ -87,5 +87,7 @@ struct ProfileApp: ServiceApp {
 
     func subscribe(_ events: EventSubscriptions) throws {
         try events.subscribe(to: .auth) { replica.subscribe($0) }
+        // The follow graph's pairs this service enforces (blocks, who may see a private account).
+        try events.subscribe(to: .notification) { Visibility.subscribe($0) }
     }
 }

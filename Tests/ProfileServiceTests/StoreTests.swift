@@ -114,7 +114,7 @@ import Wire
         #expect(try await s.engagement.setLike(postId: post.id, userId: "b1", liked: true) == .init(liked: true, likeCount: 1))
         #expect(try await s.engagement.setLike(postId: post.id, userId: "ghost", liked: true) == .init(liked: true, likeCount: 2))
         // A liker the replica does not know is left out of the list (the counter still counts them).
-        let likers = try await s.engagement.likes(postId: post.id, page: .init())
+        let likers = try await s.engagement.likes(postId: post.id, page: .init(), viewerId: nil)
         #expect(likers.items.map(\.id) == ["b1"] && likers.nextCursor == nil)
         let counted = try await s.f.database.read { c in
             (try c.scalar("SELECT like_count FROM posts"), try c.scalar("SELECT COUNT(*) FROM likes"))
@@ -135,7 +135,7 @@ import Wire
         let comment = try await s.engagement.addComment(
             NewComment(id: "c1", postId: post.id, authorId: "ghost", text: "hello", createdAt: Timestamp.now()))
         #expect(comment.author.id == "ghost" && comment.author.username == "")
-        let listed = try await s.engagement.comments(postId: post.id, page: .init())
+        let listed = try await s.engagement.comments(postId: post.id, page: .init(), viewerId: nil)
         #expect(listed.items.map(\.id) == ["c1"] && listed.items[0].author.id == "ghost")
         #expect(try await s.posts.post(id: post.id, viewerId: "a1")?.commentCount == 1)
         let missing = await serviceError {

@@ -151,7 +151,8 @@ struct GoldenJSONTests {
     @Test func carriedActorsAreOptionalMembers() throws {
         func json<T: Encodable>(_ value: T) throws -> String { String(decoding: try WireJSON.encode(value), as: UTF8.self) }
         let alice = PublicUser(id: "u1", username: "alice", name: "Alice", bio: "", profilePhotoURL: "https://x.example/a.jpg")
-        let aliceJSON = #"{"bio":"","id":"u1","name":"Alice","profilePhotoURL":"https://x.example/a.jpg","username":"alice"}"#
+        let aliceJSON =
+            #"{"bio":"","id":"u1","name":"Alice","private":false,"profilePhotoURL":"https://x.example/a.jpg","username":"alice"}"#
         #expect(
             try json(Profile.PostLiked(postId: "p1", ownerId: "u2", userId: "u1", thumbnailURL: "t", postType: "photo"))
                 == #"{"ownerId":"u2","postId":"p1","postType":"photo","thumbnailURL":"t","userId":"u1"}"#)

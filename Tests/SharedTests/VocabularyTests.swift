@@ -11,10 +11,12 @@ import Testing
 /// Notification kinds and error codes as enums: their wire strings never change, and a value
 /// this build does not know decodes to `.unknown`, reported once where it is decoded.
 struct VocabularyTests {
-    /// API.md "Shapes": `type` is `like`, `follow`, `comment`, `tag` or `post`.
+    /// API.md "Shapes": `type` is `like`, `follow`, `comment`, `tag`, `post`, `follow_request` or
+    /// `follow_accepted`.
     @Test func notificationKindWireStringsArePinned() throws {
         let pinned: [(NotificationKind, String)] = [
             (.like, "like"), (.follow, "follow"), (.comment, "comment"), (.tag, "tag"), (.post, "post"),
+            (.followRequest, "follow_request"), (.followAccepted, "follow_accepted"),
         ]
         #expect(pinned.map(\.0) == NotificationKind.known)
         for (kind, wire) in pinned {
@@ -62,7 +64,8 @@ struct VocabularyTests {
             (.unsupportedMedia, "unsupported_media"), (.payloadTooLarge, "payload_too_large"),
             (.imageTooLarge, "image_too_large"), (.idempotencyKeyReused, "idempotency_key_reused"),
             (.idempotencyKeyInUse, "idempotency_key_in_use"), (.importsDisabled, "imports_disabled"),
-            (.deviceTokenInUse, "device_token_in_use"),
+            (.deviceTokenInUse, "device_token_in_use"), (.cannotBlockSelf, "cannot_block_self"),
+            (.cannotMuteSelf, "cannot_mute_self"), (.privateAccount, "private_account"), (.blocking, "blocking"),
         ]
         #expect(pinned.map(\.0) == ServiceErrorCode.known)
         for (code, wire) in pinned {

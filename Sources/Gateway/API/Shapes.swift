@@ -24,6 +24,10 @@ struct ProfileHeaderShape: Encodable {
     var user: PublicUser
     var counts: CountsShape
     var followState: FollowState
+    /// The caller's view of the user (all false for oneself): API.md "Privacy and safety".
+    var blocking: Bool
+    var muting: Bool
+    var followsYou: Bool
 }
 
 /// A page `{items, nextCursor}` of API shapes (`nextCursor` null on the last page).
@@ -181,4 +185,11 @@ struct ReadinessShape: Encodable {
 /// `{push: {like, follow, comment, tag, post}}`: which notification types are pushed.
 struct PreferencesShape: Encodable {
     var push: Notifications.PushPreferences
+}
+
+/// A follow request as its target lists it: `{user, createdAt}`.
+struct DatedUserShape: Encodable {
+    var user: PublicUser
+    /// RFC 3339.
+    var createdAt: String
 }

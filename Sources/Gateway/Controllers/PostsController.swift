@@ -23,7 +23,10 @@ struct PostsController: Controller {
         routes.add(.get, "/v1/posts/{id}/comments") { request in
             try .json(
                 try await profile.call(
-                    Profile.ListComments.self, .init(postId: try request.parameters.require("id"), page: try request.page())))
+                    Profile.ListComments.self,
+                    .init(
+                        postId: try request.parameters.require("id"), page: try request.page(),
+                        viewerId: try request.userId)))
         }
         routes.add(.post, "/v1/posts/{id}/comments", body: .json) { try await comment($0) }
     }
@@ -81,7 +84,8 @@ struct PostsController: Controller {
     func likes(_ request: Request) async throws -> HTTPResponse {
         let viewer = try request.userId
         let likes = try await profile.call(
-            Profile.ListLikes.self, .init(postId: try request.parameters.require("id"), page: try request.page()))
+            Profile.ListLikes.self,
+            .init(postId: try request.parameters.require("id"), page: try request.page(), viewerId: viewer))
         var states: [String: FollowState] = [:]
         if !likes.items.isEmpty {
             states = try await notification.call(

@@ -37,6 +37,7 @@ struct SettingsController: Controller {
         change.phone = body.phone
         change.gender = body.gender
         change.birthDate = body.birthDate
+        change.isPrivate = body.isPrivate
         change.clear = body.clear
         return try .json(try await profile.call(Profile.UpdateMe.self, change))
     }
@@ -57,18 +58,21 @@ struct SettingsController: Controller {
         var phone: String?
         var gender: String?
         var birthDate: String?
+        /// `private`: a private account or not (API.md "Privacy and safety").
+        var isPrivate: Bool?
         /// The members given as `null`, each one of `clearable`, in the order of their names.
         var clear: [String]
 
         enum CodingKeys: String, CodingKey {
             case name, username, bio, email, profilePhotoURL, phone, gender, birthDate
+            case isPrivate = "private"
         }
 
         /// - Throws: 400 `unknown_field`; 400 `invalid_field` for `null` given to a member that
         ///   cannot be cleared (before any other member is read), or a member that is not a string.
         init(from decoder: any Decoder) throws {
             let c = try decoder.container(keyedBy: CodingKeys.self)
-            for key in [CodingKeys.name, .username, .bio, .email] where c.contains(key) {
+            for key in [CodingKeys.name, .username, .bio, .email, .isPrivate] where c.contains(key) {
                 if try c.decodeNil(forKey: key) {
                     throw Problem.invalidField(key.stringValue, "must be a string (it cannot be cleared)")
                 }
@@ -81,6 +85,7 @@ struct SettingsController: Controller {
             phone = try c.decodeIfPresent(String.self, forKey: .phone)
             gender = try c.decodeIfPresent(String.self, forKey: .gender)
             birthDate = try c.decodeIfPresent(String.self, forKey: .birthDate)
+            isPrivate = try c.decodeIfPresent(Bool.self, forKey: .isPrivate)
             clear = try SettingsController.clearable.sorted().filter { name in
                 guard let key = CodingKeys(stringValue: name), c.contains(key) else { return false }
                 return try c.decodeNil(forKey: key)

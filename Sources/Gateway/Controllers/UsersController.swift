@@ -21,13 +21,63 @@ struct UsersController: Controller {
         }
         routes.add(.get, "/v1/users/{username}/followers") { try await edges($0, following: false) }
         routes.add(.get, "/v1/users/{username}/following") { try await edges($0, following: true) }
+        for blocking in [true, false] {
+            routes.add(blocking ? .put : .delete, "/v1/users/{username}/block") { request in
+                try .json(
+                    try await notification.call(
+                        Notifications.SetBlock.self,
+                        .init(
+                            userId: try request.userId, username: try request.parameters.require("username"), blocking: blocking))
+                )
+            }
+            routes.add(blocking ? .put : .delete, "/v1/users/{username}/mute") { request in
+                try .json(
+                    try await notification.call(
+                        Notifications.SetMute.self,
+                        .init(userId: try request.userId, username: try request.parameters.require("username"), muting: blocking))
+                )
+            }
+        }
+        routes.add(.get, "/v1/me/blocks") { try await safetyList($0, .blocks, dated: false) }
+        routes.add(.get, "/v1/me/mutes") { try await safetyList($0, .mutes, dated: false) }
+        routes.add(.get, "/v1/me/follow-requests") { try await safetyList($0, .followRequests, dated: true) }
+        for accept in [true, false] {
+            routes.add(.post, "/v1/me/follow-requests/{username}/\(accept ? "accept" : "decline")") { request in
+                _ = try await notification.call(
+                    Notifications.AnswerFollowRequest.self,
+                    .init(userId: try request.userId, username: try request.parameters.require("username"), accept: accept))
+                return HTTPResponse(status: 204)
+            }
+        }
+        routes.add(.delete, "/v1/me/followers/{username}") { request in
+            _ = try await notification.call(
+                Notifications.RemoveFollower.self,
+                .init(userId: try request.userId, username: try request.parameters.require("username")))
+            return HTTPResponse(status: 204)
+        }
+    }
+
+    /// `GET /v1/me/blocks`, `/v1/me/mutes` (pages of `PublicUser`) and `/v1/me/follow-requests`
+    /// (`dated`: pages of `{user, createdAt}`), newest first.
+    func safetyList(_ request: Request, _ list: Notifications.SafetyList, dated: Bool) async throws -> HTTPResponse {
+        let page = try await notification.call(
+            Notifications.ListSafety.self, .init(userId: try request.userId, list: list, page: try request.page()))
+        let found = try await users.users(page.items.map(\.userId))
+        if dated {
+            return try .json(
+                PageShape(
+                    items: page.items.compactMap { e in found[e.userId].map { DatedUserShape(user: $0, createdAt: e.createdAt) }
+                    },
+                    nextCursor: page.nextCursor))
+        }
+        return try .json(PageShape(items: page.items.compactMap { found[$0.userId] }, nextCursor: page.nextCursor))
     }
 
     /// `GET /v1/users/{username}` → `{user, counts, followState}`: both services asked at once.
     func header(_ request: Request) async throws -> HTTPResponse {
         let username = try request.parameters.require("username")
         let viewer = try request.userId
-        async let profileHalf = profile.call(Profile.Header.self, .init(username: username))
+        async let profileHalf = profile.call(Profile.Header.self, .init(username: username, viewerId: viewer))
         async let graphHalf = notification.call(Notifications.Header.self, .init(viewerId: viewer, username: username))
         let p = try await profileHalf
         let g: Notifications.Header.Reply
@@ -40,7 +90,7 @@ struct UsersController: Controller {
         return try .json(
             ProfileHeaderShape(
                 user: p.user, counts: CountsShape(followers: g.followers, following: g.following, posts: p.postCount),
-                followState: g.followState))
+                followState: g.followState, blocking: g.blocking, muting: g.muting, followsYou: g.followsYou))
     }
 
     /// `GET /v1/users/{username}/posts` and `/tagged` → page of `Post`.

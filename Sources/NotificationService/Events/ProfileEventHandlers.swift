@@ -53,7 +53,11 @@ struct ProfileEventHandlers: Sendable {
             return .applied
         }
         subscriber.on(Profile.ProfileChanged.self) { event, tx in
-            try ActorProfiles.apply(event.body.user, in: tx)
+            let user = event.body.user
+            try ActorProfiles.apply(user, in: tx)
+            try SafetyStore.setPrivate(
+                user: UserRef(id: user.id, username: user.username), isPrivate: user.isPrivate,
+                nowMs: Self.ms(event.header.time), notifications: notifications, in: tx)
             return .applied
         }
         subscriber.on(Profile.PostCreated.self) { event, tx in

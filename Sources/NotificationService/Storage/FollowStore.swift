@@ -1,5 +1,6 @@
 import Messages
 import Storage
+import Wire
 
 /// A user as the follow graph names them: id and current username.
 struct UserRef: Sendable, Equatable {
@@ -48,13 +49,32 @@ struct SQLFollowStore: FollowStore {
         try c.exists("SELECT 1 FROM edges WHERE follower = \(follower) AND followee = \(followee)")
     }
 
-    /// The viewer's relation to `user` (ids): `self`, `following` or `not_following`.
+    /// The viewer's relation to `user` (ids): `self`, `following`, `requested` or `not_following`.
     static func state(viewer: String, toward user: String, on c: DatabaseConnection) throws -> FollowState {
         if viewer == user { return .self }
         guard let v = try Keys.existingUser(viewer, on: c), let u = try Keys.existingUser(user, on: c) else {
             return .notFollowing
         }
-        return try follows(v, u, on: c) ? .following : .notFollowing
+        return try Relations.state(v, toward: u, on: c)
+    }
+
+    /// The header of `user` (key, id) with `counts` as `viewerId` sees it.
+    /// - Throws: 404 when the user blocks the viewer (to them the user does not exist).
+    static func header(
+        user: Int64, userId: String, followers: Int, following: Int, viewerId: String, on c: DatabaseConnection
+    ) throws -> Notifications.Header.Reply {
+        guard viewerId != userId else {
+            return .init(userId: userId, followers: followers, following: following, followState: .self)
+        }
+        guard let viewer = try Keys.existingUser(viewerId, on: c) else {
+            return .init(userId: userId, followers: followers, following: following, followState: .notFollowing)
+        }
+        if try Relations.blocks(user, viewer, on: c) { throw ServiceError.notFound("user") }
+        return .init(
+            userId: userId, followers: followers, following: following,
+            followState: try Relations.state(viewer, toward: user, on: c),
+            blocking: try Relations.blocks(viewer, user, on: c), muting: try Relations.mutes(viewer, user, on: c),
+            followsYou: try Relations.follows(user, viewer, on: c))
     }
 
     func follow(follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64) async throws
@@ -64,6 +84,11 @@ struct SQLFollowStore: FollowStore {
         return try await database.write { tx in
             let from = try Keys.user(follower.id, in: tx)
             let to = try Keys.user(followee.id, in: tx)
+            // To the blocked user the blocker does not exist; the blocker unblocks first.
+            if try Relations.blocks(to, from, on: tx.connection) { throw ServiceError.notFound("user \(followee.username)") }
+            if try Relations.blocks(from, to, on: tx.connection) {
+                throw ServiceError(.blocking, message: "you block this account: unblock it first", status: 409)
+            }
             if let current = try tx.connection.scalar(
                 "SELECT notify_posts FROM edges WHERE follower = \(from) AND followee = \(to)")
             {
@@ -77,18 +102,23 @@ struct SQLFollowStore: FollowStore {
                 return .init(followState: .following, notifyPosts: wanted)
             }
             let notify = notifyPosts ?? false
-            // Another replica's follow of the same pair may have made the edge since the read
-            // above (PostgreSQL, read committed): run again, and find it.
-            try tx.query(
-                """
-                INSERT INTO edges(follower, followee, notify_posts, created_at) VALUES (\(from), \(to), \(notify), \(nowMs))
-                ON CONFLICT (follower, followee) DO NOTHING
-                """)
-            guard tx.connection.changes > 0 else { throw WriteConflict(reason: "a concurrent follow made the edge") }
-            try Self.adjust(follower: from, followee: to, by: 1, in: tx)
-            try tx.emit(
-                Notifications.FollowChanged(
-                    followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: notify))
+            // A private account: a request (its notifyPosts kept for the follow it may become),
+            // the owner told once per pending request.
+            if try Relations.isPrivate(to, on: tx.connection) {
+                try tx.query(
+                    """
+                    INSERT INTO follow_requests(requester, target, notify_posts, created_at)
+                    VALUES (\(from), \(to), \(notify), \(nowMs))
+                    ON CONFLICT (requester, target) DO UPDATE SET notify_posts = excluded.notify_posts
+                    """)
+                try notifications.insert(
+                    NewNotification(
+                        recipientId: followee.id, actorId: follower.id, type: .followRequest, detail: nil, post: nil,
+                        createdAt: nowMs),
+                    in: tx)
+                return .init(followState: .requested, notifyPosts: notify)
+            }
+            try Self.addEdge(from: follower, to: followee, keys: (from, to), notifyPosts: notify, nowMs: nowMs, in: tx)
             try notifications.insert(
                 NewNotification(
                     recipientId: followee.id, actorId: follower.id, type: .follow, detail: nil, post: nil, createdAt: nowMs),
@@ -97,24 +127,79 @@ struct SQLFollowStore: FollowStore {
         }
     }
 
+    /// Makes the edge `from` → `to` (keys), its counts and its `notification.follow.changed`, in
+    /// `tx`.
+    /// - Throws: `WriteConflict` when another replica made the edge meanwhile (PostgreSQL, read
+    ///   committed: the write runs again and finds it), the engine's error.
+    static func addEdge(
+        from follower: UserRef, to followee: UserRef, keys: (Int64, Int64), notifyPosts: Bool, nowMs: Int64,
+        in tx: Transaction
+    ) throws {
+        try tx.query(
+            """
+            INSERT INTO edges(follower, followee, notify_posts, created_at)
+            VALUES (\(keys.0), \(keys.1), \(notifyPosts), \(nowMs))
+            ON CONFLICT (follower, followee) DO NOTHING
+            """)
+        guard tx.connection.changes > 0 else { throw WriteConflict(reason: "a concurrent follow made the edge") }
+        try adjust(follower: keys.0, followee: keys.1, by: 1, in: tx)
+        try tx.emit(
+            Notifications.FollowChanged(
+                followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: notifyPosts))
+    }
+
+    /// Removes the edge `from` → `to` (keys, ids) if present, in `tx`: its counts, the followee's
+    /// `follow` notification from the follower (kept from a second push: API.md's undo/redo
+    /// rule) and a `notification.follow.changed`.
+    /// - Returns: whether there was an edge. - Throws: the engine's error.
+    @discardableResult
+    static func removeEdge(from: (key: Int64, id: String), to: (key: Int64, id: String), in tx: Transaction) throws -> Bool {
+        guard
+            let row = try tx.query(
+                "DELETE FROM edges WHERE follower = \(from.key) AND followee = \(to.key) RETURNING notify_posts"
+            ).first
+        else { return false }
+        try adjust(follower: from.key, followee: to.key, by: -1, in: tx)
+        try removeNotifications(of: .follow, from: from.key, to: to.key, suppressRepeat: true, in: tx)
+        try tx.emit(
+            Notifications.FollowChanged(
+                followerId: from.id, followeeId: to.id, following: false, notifyPosts: try row.bool("notify_posts")))
+        return true
+    }
+
+    /// Removes the request `from` → `to` (keys) if pending, with its `follow_request`
+    /// notification (its push not repeated when asked again), in `tx`.
+    /// - Returns: the request's `notifyPosts`, nil when none was pending. - Throws: the engine's error.
+    @discardableResult
+    static func removeRequest(from: Int64, to: Int64, suppressRepeat: Bool = true, in tx: Transaction) throws -> Bool? {
+        guard
+            let row = try tx.query(
+                "DELETE FROM follow_requests WHERE requester = \(from) AND target = \(to) RETURNING notify_posts"
+            ).first
+        else { return nil }
+        try removeNotifications(of: .followRequest, from: from, to: to, suppressRepeat: suppressRepeat, in: tx)
+        return try row.bool("notify_posts")
+    }
+
+    /// Removes `type` notifications of actor `from` to recipient `to`, in `tx` (`NotificationRemoval`).
+    static func removeNotifications(
+        of type: NotificationType, from: Int64, to: Int64, suppressRepeat: Bool, in tx: Transaction
+    ) throws {
+        try NotificationRemoval.remove(
+            try NotificationRemoval.rows(
+                where: "recipient = \(to) AND actor = \(from) AND type = \(type.rawValue)", on: tx.connection),
+            suppressRepeat: suppressRepeat, in: tx)
+    }
+
     func unfollow(followerId: String, followeeId: String) async throws {
         try await database.write { tx in
             guard let from = try Keys.existingUser(followerId, on: tx.connection),
-                let to = try Keys.existingUser(followeeId, on: tx.connection),
-                let row = try tx.query(
-                    "DELETE FROM edges WHERE follower = \(from) AND followee = \(to) RETURNING notify_posts"
-                ).first
+                let to = try Keys.existingUser(followeeId, on: tx.connection)
             else { return }
-            try Self.adjust(follower: from, followee: to, by: -1, in: tx)
-            try NotificationRemoval.remove(
-                try NotificationRemoval.rows(
-                    where: "recipient = \(to) AND actor = \(from) AND type = \(NotificationType.follow.rawValue) AND once = 0",
-                    on: tx.connection),
-                suppressRepeat: true, in: tx)
-            try tx.emit(
-                Notifications.FollowChanged(
-                    followerId: followerId, followeeId: followeeId, following: false,
-                    notifyPosts: try row.bool("notify_posts")))
+            // A follow, or a request still pending: either is withdrawn.
+            if try !Self.removeEdge(from: (from, followerId), to: (to, followeeId), in: tx) {
+                try Self.removeRequest(from: from, to: to, in: tx)
+            }
         }
     }
 
@@ -141,14 +226,15 @@ struct SQLFollowStore: FollowStore {
     func header(userId: String, viewerId: String) async throws -> Notifications.Header.Reply {
         try await database.read { c in
             try c.snapshot {
-                let key = try Keys.existingUser(userId, on: c)
-                let counts = try key.flatMap {
-                    try c.queryOne("SELECT followers, following FROM follow_counts WHERE \"user\" = \($0)")
+                guard let key = try Keys.existingUser(userId, on: c) else {
+                    return Notifications.Header.Reply(
+                        userId: userId, followers: 0, following: 0,
+                        followState: viewerId == userId ? .self : .notFollowing)
                 }
-                return Notifications.Header.Reply(
-                    userId: userId, followers: try counts?.int("followers") ?? 0,
-                    following: try counts?.int("following") ?? 0,
-                    followState: try Self.state(viewer: viewerId, toward: userId, on: c))
+                let counts = try c.queryOne("SELECT followers, following FROM follow_counts WHERE \"user\" = \(key)")
+                return try Self.header(
+                    user: key, userId: userId, followers: try counts?.int("followers") ?? 0,
+                    following: try counts?.int("following") ?? 0, viewerId: viewerId, on: c)
             }
         }
     }
@@ -164,18 +250,10 @@ struct SQLFollowStore: FollowStore {
                         FROM identities i LEFT JOIN follow_counts c ON c."user" = i.key WHERE i.username = \(name)
                         """)
                 else { return nil }
-                let userId = try row.string("id")
-                let state: FollowState
-                if viewerId == userId {
-                    state = .self
-                } else if let viewer = try Keys.existingUser(viewerId, on: c) {
-                    state = try Self.follows(viewer, try row.int64("key"), on: c) ? .following : .notFollowing
-                } else {
-                    state = .notFollowing
-                }
-                return Notifications.Header.Reply(
-                    userId: userId, followers: Int(try row.optionalInt64("followers") ?? 0),
-                    following: Int(try row.optionalInt64("following") ?? 0), followState: state)
+                return try Self.header(
+                    user: try row.int64("key"), userId: try row.string("id"),
+                    followers: Int(try row.optionalInt64("followers") ?? 0),
+                    following: Int(try row.optionalInt64("following") ?? 0), viewerId: viewerId, on: c)
             }
         }
     }
@@ -187,20 +265,35 @@ struct SQLFollowStore: FollowStore {
         return try await database.read { c in
             try c.snapshot {
                 guard let user = try Keys.existingUser(userId, on: c) else { return Page(items: [], nextCursor: nil) }
-                let viewer = try Keys.existingUser(viewerId, on: c) ?? -1
+                let viewerKey = try Keys.existingUser(viewerId, on: c)
+                // To the blocked user the blocker does not exist; a private account's lists are
+                // its followers' business.
+                if let viewerKey, try Relations.blocks(user, viewerKey, on: c) { throw ServiceError.notFound("user") }
+                guard try Relations.maySeeLists(viewerKey, of: user, on: c) else {
+                    throw ServiceError(.privateAccount, message: "this account is private", status: 403)
+                }
+                let viewer = viewerKey ?? -1
                 let (mine, other): (SQL, SQL) = following ? ("follower", "followee") : ("followee", "follower")
+                // Nobody blocked either way by the viewer appears in the list.
                 let rows = try c.query(
                     """
                     SELECT e.key, i.id AS user_id, EXISTS(
-                        SELECT 1 FROM edges v WHERE v.follower = \(viewer) AND v.followee = e.\(other)) AS viewer_follows
+                            SELECT 1 FROM edges v WHERE v.follower = \(viewer) AND v.followee = e.\(other)) AS viewer_follows,
+                        EXISTS(SELECT 1 FROM follow_requests r WHERE r.requester = \(viewer) AND r.target = e.\(other))
+                            AS viewer_requested
                     FROM edges e JOIN identities i ON i.key = e.\(other)
-                    WHERE e.\(mine) = \(user) AND e.key < \(before) ORDER BY e.key DESC LIMIT \(limit + 1)
+                    WHERE e.\(mine) = \(user) AND e.key < \(before)
+                        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = e.\(other) AND b.blocked = \(viewer))
+                        AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = \(viewer) AND b.blocked = e.\(other))
+                    ORDER BY e.key DESC LIMIT \(limit + 1)
                     """)
                 let shown = rows.prefix(limit)
                 let entries = try shown.map { r in
                     let other = try r.string("user_id")
                     let state: FollowState =
-                        other == viewerId ? .self : try r.bool("viewer_follows") ? .following : .notFollowing
+                        other == viewerId
+                        ? .self
+                        : try r.bool("viewer_follows") ? .following : try r.bool("viewer_requested") ? .requested : .notFollowing
                     return Notifications.Entry(userId: other, followState: state)
                 }
                 return Page(

@@ -45,6 +45,8 @@ enum NotificationType: Int64, CaseIterable, Sendable {
     case comment = 3
     case tag = 4
     case post = 5
+    case followRequest = 6
+    case followAccepted = 7
 
     /// The kind as the API names it.
     var kind: NotificationKind {
@@ -54,8 +56,14 @@ enum NotificationType: Int64, CaseIterable, Sendable {
         case .comment: .comment
         case .tag: .tag
         case .post: .post
+        case .followRequest: .followRequest
+        case .followAccepted: .followAccepted
         }
     }
+
+    /// The types never grouped (a group of one each on the groups page): stored with no `grp`,
+    /// read through the `*_singles` indexes.
+    static let singles: [NotificationType] = [.tag, .post, .followRequest, .followAccepted]
 
     /// The stored type of `kind`, nil for a kind this build cannot store (`.unknown`).
     init?(kind: NotificationKind) {
@@ -65,6 +73,8 @@ enum NotificationType: Int64, CaseIterable, Sendable {
         case .comment: self = .comment
         case .tag: self = .tag
         case .post: self = .post
+        case .followRequest: self = .followRequest
+        case .followAccepted: self = .followAccepted
         case .unknown: return nil
         }
     }

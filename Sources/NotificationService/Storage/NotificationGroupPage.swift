@@ -73,7 +73,7 @@ enum NotificationGroupPage {
                         """
                         SELECT n.seq, n.type, n.created_at, a.id AS actor_id, p.id AS post_id, p.thumbnail_url
                         FROM \(table) JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
-                        WHERE n.type IN (4, 5) AND n.recipient = \(recipient) AND n.seq < \(bound)
+                        WHERE n.type IN (4, 5, 6, 7) AND n.recipient = \(recipient) AND n.seq < \(bound)
                         ORDER BY n.seq DESC LIMIT \(limit + 1)
                         """)
                     {
@@ -130,7 +130,7 @@ enum NotificationGroupPage {
         let key =
             switch type {
             case .follow: NotificationGroupKey.follow(day: grp)
-            case .like, .comment, .tag, .post: "\(type.kind.wire):\(post?.id ?? String(grp))"
+            case .like, .comment, .tag, .post, .followRequest, .followAccepted: "\(type.kind.wire):\(post?.id ?? String(grp))"
             }
         let count = try r.int("count")
         let latest = try r.int64("latest_seq")

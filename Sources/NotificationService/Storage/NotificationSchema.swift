@@ -361,5 +361,6 @@ enum NotificationSchema {
             // then redo leaves exactly one); it stops only a second push (`NotificationWriter`).
             Migration("notification.16-push-suppressed", "ALTER TABLE notification_suppressed RENAME TO push_suppressed"),
             PushSchema.deviceTrustMigration(for: "notification.17-device-trust"),
+            SafetySchema.migration(for: "notification.18-privacy-and-safety"),
         ]
 }

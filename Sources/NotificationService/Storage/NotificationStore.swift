@@ -103,12 +103,17 @@ struct NotificationWriter: Sendable {
             case .follow: 0
             case .comment: Self.objectKey(n.commentId ?? "")
             case .post: nil  // once per post by `FanOutWorker.start`
+            case .followRequest: 0  // one per pending request
+            case .followAccepted: nil  // one per accept (a new request is needed for another)
             }
         let grp = NotificationGroups.grp(type: n.type, post: post, createdAt: n.createdAt)
         // The dedup key, in the insert itself: the merged table by NOT EXISTS, the recent table
         // by its unique index. (The casts type the parameters that may be NULL for PostgreSQL.)
         // An undone notification's row is gone, so doing the action again notifies again: one
         // notification while the action stands (API.md), its push stopped by `push_suppressed`.
+        // Nothing between a blocked pair, and nothing from someone the recipient mutes (API.md
+        // "Privacy and safety"): checked in the same statement, so an action that raced a block
+        // or a mute made before it commits notifies nobody.
         guard
             let row = try Self.byKey(
                 tx.connection,
@@ -122,6 +127,9 @@ struct NotificationWriter: Sendable {
                                 CAST(\(n.detail) AS TEXT), \(n.createdAt), CAST(\(grp) AS BIGINT)
                             WHERE NOT EXISTS (SELECT 1 FROM notifications WHERE recipient = \(recipient) AND actor = \(actor)
                                 AND type = \(n.type.rawValue) AND once = \(once))
+                                AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocker = \(recipient) AND blocked = \(actor))
+                                AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocker = \(actor) AND blocked = \(recipient))
+                                AND NOT EXISTS (SELECT 1 FROM mutes WHERE muter = \(recipient) AND muted = \(actor))
                             ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
                             """))
                 })
@@ -130,8 +138,8 @@ struct NotificationWriter: Sendable {
         // `NotificationGroupSchema.onInsertMigration`.
         let seq = try row.int64("seq")
         let followState: FollowState? =
-            n.type == .follow
-            ? (try SQLFollowStore.follows(recipient, actor, on: tx.connection) ? .following : .notFollowing) : nil
+            [.follow, .followRequest, .followAccepted].contains(n.type)
+            ? try Relations.state(recipient, toward: actor, on: tx.connection) : nil
         let ids = try NotificationIds.load(on: tx.connection)
         let stored = Notifications.Notification(
             id: ids.id(recipient: recipient, seq: seq), seq: seq, type: n.type.kind, detail: n.detail,
@@ -182,6 +190,7 @@ struct NotificationWriter: Sendable {
                         NULL, NULL, \(job.createdAt)
                     FROM edges e WHERE e.followee = \(job.owner) AND e.notify_posts = 1 AND e.follower > \(after)
                         AND e.follower <= \(last) \(skip)
+                        AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter = e.follower AND m.muted = \(job.owner))
                     ORDER BY e.follower
                     RETURNING recipient, seq
                     """
@@ -327,8 +336,9 @@ struct SQLNotificationStore: NotificationStore {
     /// post's ids, and for a follow whether the recipient follows the actor (its follow state now).
     static let select: SQL = """
         SELECT n.recipient, n.seq, n.type, n.detail, n.created_at, a.id AS actor_id, p.id AS post_id,
-            p.thumbnail_url, CASE WHEN n.type = \(literal: NotificationType.follow.rawValue) THEN EXISTS(
-                SELECT 1 FROM edges e WHERE e.follower = n.recipient AND e.followee = n.actor) END AS follows_actor
+            p.thumbnail_url, CASE WHEN n.type IN (\(literal: NotificationType.follow.rawValue),
+                \(literal: NotificationType.followRequest.rawValue), \(literal: NotificationType.followAccepted.rawValue))
+                THEN EXISTS(SELECT 1 FROM edges e WHERE e.follower = n.recipient AND e.followee = n.actor) END AS follows_actor
         FROM all_notifications n JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
         """
 
@@ -369,7 +379,8 @@ struct SQLNotificationStore: NotificationStore {
                 id: ids.id(recipient: try r.int64("recipient"), seq: seq), seq: seq, type: type.kind,
                 detail: try r.optionalString("detail"), createdAt: Timestamp.format(ms: try r.int64("created_at")),
                 read: seq <= readSeq, actorId: try r.string("actor_id"), post: post,
-                followState: type == .follow ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)
+                followState: [.follow, .followRequest, .followAccepted].contains(type)
+                    ? (try r.bool("follows_actor") ? .following : .notFollowing) : nil)
         }
     }
 

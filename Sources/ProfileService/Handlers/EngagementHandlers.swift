@@ -17,7 +17,7 @@ struct EngagementHandlers: Sendable {
             return try await engagement.setLike(postId: request.postId, userId: request.userId, liked: request.liked)
         }
         host.on(Profile.ListLikes.self) { request, _ in
-            try await engagement.likes(postId: request.postId, page: request.page)
+            try await engagement.likes(postId: request.postId, page: request.page, viewerId: request.viewerId)
         }
         host.on(Profile.AddComment.self) { request, _ in
             try await idempotent.run(
@@ -26,7 +26,7 @@ struct EngagementHandlers: Sendable {
                 write: { claim in try await addComment(request, idempotency: claim) })
         }
         host.on(Profile.ListComments.self) { request, _ in
-            try await engagement.comments(postId: request.postId, page: request.page)
+            try await engagement.comments(postId: request.postId, page: request.page, viewerId: request.viewerId)
         }
     }
 

@@ -35,6 +35,8 @@ struct PostHandlers: Sendable {
             else {
                 throw ServiceError.notFound("user")
             }
+            // A blocked viewer finds no such user; a private account's tabs are its followers'.
+            try await users.access(viewer: request.viewerId, owner: user.id).requireReadable("user")
             return try await posts.page(
                 userId: user.id, tagged: request.tagged, viewerId: request.viewerId, page: request.page)
         }
@@ -73,7 +75,12 @@ struct PostHandlers: Sendable {
             names = []
         }
         guard let owner = try await users.user(id: request.ownerId) else { throw ServiceError.notFound("user") }
-        let tagged = try await users.users(usernames: names)
+        var tagged = try await users.users(usernames: names)
+        // Someone who blocks the owner, or whom the owner blocks, is tagged like an unknown name.
+        for (name, user) in tagged {
+            let access = try await users.access(viewer: owner.id, owner: user.id)
+            if access == .hidden || access == .blocking { tagged[name] = nil }
+        }
         let unknown = names.filter { tagged[$0] == nil }
         if !unknown.isEmpty {
             errors.append(

@@ -27,7 +27,14 @@ struct ProfileHandlers: Sendable {
         host.on(Profile.GetMe.self) { request, _ in try await require(request.userId).me }
         host.on(Profile.UpdateMe.self) { request, context in try await updateMe(request, context) }
         host.on(Profile.EditForm.self) { request, _ in Self.editForm(try await require(request.userId)) }
-        host.on(Profile.Header.self) { request, _ in try await header(request.username) }
+        host.on(Profile.Header.self) { request, _ in
+            let reply = try await header(request.username)
+            // To a user the account blocks, it does not exist.
+            if let viewer = request.viewerId, try await users.access(viewer: viewer, owner: reply.user.id) == .hidden {
+                throw ServiceError.notFound("user")
+            }
+            return reply
+        }
         host.on(Profile.UsersByIds.self) { request, _ in
             let found = try await users.users(ids: request.ids)
             var seen = Set<String>()
@@ -107,7 +114,7 @@ struct ProfileHandlers: Sendable {
             userId: current.id, identity: identity,
             ProfileChanges(
                 name: name, bio: bio, profilePhotoURL: photo, phone: phone, gender: request.gender,
-                birthDate: request.birthDate, clear: Set(request.clear)))
+                birthDate: request.birthDate, isPrivate: request.isPrivate, clear: Set(request.clear)))
         if identity != nil { context.logger.info("profile.identity_changed", metadata: ["user.id": current.id]) }
         return updated.me
     }

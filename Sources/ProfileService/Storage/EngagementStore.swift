@@ -20,20 +20,26 @@ struct NewComment: Sendable {
 /// real change, which is also when the event is emitted.
 protocol EngagementStore: Sendable {
     /// Likes or unlikes (idempotent); emits `profile.post.liked` / `profile.post.unliked` on a
-    /// real change. - Throws: 404 for an unknown post.
+    /// real change. A like needs the post actionable for the liker (`Access`); an unlike is
+    /// always taken. - Throws: 404 for an unknown post or one hidden from the liker, 403
+    /// `private_account`, 409 `blocking`.
     func setLike(postId: String, userId: String, liked: Bool) async throws -> Profile.SetLike.Reply
 
-    /// The users who liked a post, newest like first (unknown users left out).
-    /// - Throws: 404 for an unknown post, 400 `invalid_cursor`.
-    func likes(postId: String, page: PageRequest) async throws -> Page<PublicUser>
+    /// The users who liked a post, newest like first (unknown users, and users who block
+    /// `viewerId` or whom they block, left out).
+    /// - Throws: 404 for an unknown post or one hidden from the viewer, 403 `private_account`,
+    ///   400 `invalid_cursor`.
+    func likes(postId: String, page: PageRequest, viewerId: String?) async throws -> Page<PublicUser>
 
     /// Adds a comment and emits `profile.post.commented` (with an `idempotency` claim, records
-    /// the reply). - Throws: 404 for an unknown post, 409 `idempotency_key_in_use` when another
-    /// request with the claim's key committed first.
+    /// the reply); the post must be actionable for its author. - Throws: 404 for an unknown or
+    /// hidden post, 403 `private_account`, 409 `blocking`, 409 `idempotency_key_in_use` when
+    /// another request with the claim's key committed first.
     func addComment(_ comment: NewComment) async throws -> Profile.Comment
 
-    /// A post's comments, oldest first. - Throws: 404 for an unknown post, 400 `invalid_cursor`.
-    func comments(postId: String, page: PageRequest) async throws -> Page<Profile.Comment>
+    /// A post's comments, oldest first, less those of users who block `viewerId` or whom they
+    /// block. - Throws: 404 for an unknown or hidden post, 403 `private_account`, 400 `invalid_cursor`.
+    func comments(postId: String, page: PageRequest, viewerId: String?) async throws -> Page<Profile.Comment>
 }
 
 /// `EngagementStore` on a SQL `Database`, either engine.
@@ -44,6 +50,7 @@ struct SQLEngagementStore: EngagementStore {
         try await database.write { tx in
             guard let post = try PostRecord.byId(postId, on: tx.connection) else { throw ServiceError.notFound("post") }
             if liked {
+                try Visibility.access(viewer: userId, owner: post.ownerId, on: tx.connection).requireActionable("post")
                 try tx.query("INSERT INTO likes(post_seq, user_id) VALUES (\(post.seq), \(userId)) ON CONFLICT DO NOTHING")
                 if tx.connection.changes > 0 {
                     try tx.query("UPDATE posts SET like_count = like_count + 1 WHERE seq = \(post.seq)")
@@ -67,15 +74,22 @@ struct SQLEngagementStore: EngagementStore {
         }
     }
 
-    func likes(postId: String, page: PageRequest) async throws -> Page<PublicUser> {
+    func likes(postId: String, page: PageRequest, viewerId: String?) async throws -> Page<PublicUser> {
         let after = try database.pageCursors.decode(page.cursor, list: "likes", owner: postId) ?? Int64.max
         let limit = page.clampedLimit
         return try await database.read { c in
             guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
+            let shown: SQL
+            if let viewerId {
+                try Visibility.access(viewer: viewerId, owner: post.ownerId, on: c).requireReadable("post")
+                shown = "AND \(Visibility.unblocked("user_id", viewer: viewerId))"
+            } else {
+                shown = ""
+            }
             let rows = try c.query(
                 """
-                SELECT seq, user_id FROM likes WHERE post_seq = \(post.seq) AND seq < \(after) ORDER BY seq DESC
-                    LIMIT \(limit + 1)
+                SELECT seq, user_id FROM likes WHERE post_seq = \(post.seq) AND seq < \(after) \(shown)
+                ORDER BY seq DESC LIMIT \(limit + 1)
                 """
             )
             let page = Array(rows.prefix(limit))
@@ -94,6 +108,7 @@ struct SQLEngagementStore: EngagementStore {
             guard let post = try PostRecord.byId(comment.postId, on: tx.connection) else {
                 throw ServiceError.notFound("post")
             }
+            try Visibility.access(viewer: comment.authorId, owner: post.ownerId, on: tx.connection).requireActionable("post")
             try tx.query(
                 """
                 INSERT INTO comments(id, post_seq, user_id, text, created_at)
@@ -114,15 +129,22 @@ struct SQLEngagementStore: EngagementStore {
         }
     }
 
-    func comments(postId: String, page: PageRequest) async throws -> Page<Profile.Comment> {
+    func comments(postId: String, page: PageRequest, viewerId: String?) async throws -> Page<Profile.Comment> {
         let after = try database.pageCursors.decode(page.cursor, list: "comments", owner: postId) ?? 0
         let limit = page.clampedLimit
         return try await database.read { c in
             guard let post = try PostRecord.byId(postId, on: c) else { throw ServiceError.notFound("post") }
+            let shown: SQL
+            if let viewerId {
+                try Visibility.access(viewer: viewerId, owner: post.ownerId, on: c).requireReadable("post")
+                shown = "AND \(Visibility.unblocked("user_id", viewer: viewerId))"
+            } else {
+                shown = ""
+            }
             let rows = try c.query(
                 """
                 SELECT seq, id, user_id, text, created_at FROM comments
-                WHERE post_seq = \(post.seq) AND seq > \(after) ORDER BY seq LIMIT \(limit + 1)
+                WHERE post_seq = \(post.seq) AND seq > \(after) \(shown) ORDER BY seq LIMIT \(limit + 1)
                 """)
             let page = Array(rows.prefix(limit))
             let users = try SQLProfileStore.records(ids: try page.map { try $0.string("user_id") }, on: c)

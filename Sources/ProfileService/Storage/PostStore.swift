@@ -124,6 +124,7 @@ struct SQLPostStore: PostStore {
     func post(id: String, viewerId: String) async throws -> Profile.Post? {
         try await database.read { c in
             guard let record = try PostRecord.byId(id, on: c) else { return nil }
+            try Visibility.access(viewer: viewerId, owner: record.ownerId, on: c).requireReadable("post")
             return try Self.render([record], viewerId: viewerId, on: c).first
         }
     }
@@ -154,7 +155,9 @@ struct SQLPostStore: PostStore {
                     tagged
                     ? """
                     SELECT \(PostRecord.columns) FROM post_tags t JOIN posts p ON p.seq = t.post_seq
-                    WHERE t.user_id = \(userId) AND t.post_seq < \(after) ORDER BY t.post_seq DESC LIMIT \(limit + 1)
+                    WHERE t.user_id = \(userId) AND t.post_seq < \(after)
+                        AND \(Visibility.readable(owner: "p.owner_id", viewer: viewerId))
+                    ORDER BY t.post_seq DESC LIMIT \(limit + 1)
                     """
                     : """
                     SELECT \(PostRecord.columns) FROM posts p WHERE p.owner_id = \(userId) AND p.seq < \(after)

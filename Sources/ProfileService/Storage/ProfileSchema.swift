@@ -219,5 +219,6 @@ enum ProfileSchema {
                         PRIMARY KEY(user_id, idempotency_key));
                     CREATE INDEX idempotency_keys_created ON idempotency_keys(created_ms);
                     """),
+            Visibility.migration(for: "profile.7-privacy-and-safety"),
         ]
 }

@@ -13,12 +13,18 @@ struct ProfileChanges: Sendable {
     var phone: String?
     var gender: String?
     var birthDate: String?
+    /// A private account or not (nil: unchanged).
+    var isPrivate: Bool? = nil
     var clear: Set<String> = []
 }
 
 /// Accounts as ProfileService knows them (`identities` through the replica, and `profiles`):
 /// every statement on `profiles`. Lookups that miss the replica ask AuthService once.
 protocol ProfileStore: Sendable {
+    /// How `viewer` may treat `owner`'s content (`Visibility.access`), read from this service's
+    /// replica of the follow graph's pairs. - Throws: the engine's error.
+    func access(viewer: String, owner: String) async throws -> Access
+
     /// The account with `id`, or nil when AuthService does not know it either.
     /// - Throws: `ServiceError` 503/504 when AuthService must be asked and cannot answer.
     func user(id: String) async throws -> UserRecord?
@@ -68,6 +74,10 @@ struct SQLProfileStore: ProfileStore {
         IdentityReplica(database: database, auth: auth, keepsEmail: true) { id, time, tx in
             try tx.query("INSERT INTO profiles(id, join_date) VALUES (\(id), \(time)) ON CONFLICT DO NOTHING")
         }
+    }
+
+    func access(viewer: String, owner: String) async throws -> Access {
+        try await database.read { try Visibility.access(viewer: viewer, owner: owner, on: $0) }
     }
 
     /// Accounts by id from one connection (unknown ids, or names lost to a newer owner, left out).
@@ -172,7 +182,8 @@ struct SQLProfileStore: ProfileStore {
                     photo_url = \(value("profilePhotoURL", changes.profilePhotoURL, before.profilePhotoURL)),
                     phone = \(value("phone", changes.phone, before.phone)),
                     gender = \(value("gender", changes.gender, before.gender)),
-                    birth_date = \(value("birthDate", changes.birthDate, before.birthDate))
+                    birth_date = \(value("birthDate", changes.birthDate, before.birthDate)),
+                    is_private = \(changes.isPrivate ?? before.isPrivate)
                 WHERE id = \(userId)
                 """)
             guard let after = try Self.records(ids: [userId], on: tx.connection)[userId] else {

@@ -17,11 +17,13 @@ struct UserRecord: Sendable, Equatable, RowDecodable {
     /// RFC 3339.
     var joinDate: String
     var saveOriginalPosts: Bool
+    /// A private account (API.md "Privacy and safety").
+    var isPrivate: Bool
 
     /// The columns `init(row:)` reads, from `identities i JOIN profiles p`.
     static let select: SQL = """
         SELECT i.id, i.username, i.email, i.version, p.name, p.bio, p.photo_url, p.phone, p.gender,
-            p.birth_date, p.join_date, p.save_original_posts
+            p.birth_date, p.join_date, p.save_original_posts, p.is_private
         FROM identities i JOIN profiles p ON p.id = i.id
         """
 
@@ -38,17 +40,18 @@ struct UserRecord: Sendable, Equatable, RowDecodable {
         birthDate = try row.optionalString("birth_date")
         joinDate = try row.string("join_date")
         saveOriginalPosts = try row.bool("save_original_posts")
+        isPrivate = try row.bool("is_private")
     }
 
     /// The API's `PublicUser`.
     var publicUser: PublicUser {
-        PublicUser(id: id, username: username, name: name, bio: bio, profilePhotoURL: profilePhotoURL)
+        PublicUser(id: id, username: username, name: name, bio: bio, profilePhotoURL: profilePhotoURL, isPrivate: isPrivate)
     }
 
     /// The API's `Me` (only ever for the caller).
     var me: Me {
         Me(
             id: id, username: username, name: name, bio: bio, profilePhotoURL: profilePhotoURL, email: email,
-            phone: phone, gender: gender, birthDate: birthDate, joinDate: joinDate)
+            phone: phone, gender: gender, birthDate: birthDate, joinDate: joinDate, isPrivate: isPrivate)
     }
 }

@@ -46,7 +46,8 @@ public enum Notifications {
         }
     }
 
-    /// The profile header's NotificationService half. Errors: 404.
+    /// The profile header's NotificationService half: counts and the viewer's relation. Errors:
+    /// 404 (an unknown user, or one who blocks the viewer).
     public enum Header: RPC {
         public static let type = "notification.header"
         public static let isIdempotent = true
@@ -63,11 +64,38 @@ public enum Notifications {
             public var followers: Int
             public var following: Int
             public var followState: FollowState
-            public init(userId: String, followers: Int, following: Int, followState: FollowState) {
+            /// Whether the viewer blocks, mutes, and is followed by the user (all false for oneself).
+            public var blocking: Bool
+            public var muting: Bool
+            public var followsYou: Bool
+            public init(
+                userId: String, followers: Int, following: Int, followState: FollowState, blocking: Bool = false,
+                muting: Bool = false, followsYou: Bool = false
+            ) {
                 self.userId = userId
                 self.followers = followers
                 self.following = following
                 self.followState = followState
+                self.blocking = blocking
+                self.muting = muting
+                self.followsYou = followsYou
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case userId, followers, following, followState, blocking, muting, followsYou
+            }
+
+            /// Decodes the reply; the three relations false from a peer older than them.
+            /// - Throws: `DecodingError`.
+            public init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                userId = try c.decode(String.self, forKey: .userId)
+                followers = try c.decode(Int.self, forKey: .followers)
+                following = try c.decode(Int.self, forKey: .following)
+                followState = try c.decode(FollowState.self, forKey: .followState)
+                blocking = try c.decodeIfPresent(Bool.self, forKey: .blocking) ?? false
+                muting = try c.decodeIfPresent(Bool.self, forKey: .muting) ?? false
+                followsYou = try c.decodeIfPresent(Bool.self, forKey: .followsYou) ?? false
             }
         }
     }
@@ -528,6 +556,8 @@ public enum NotificationText {
         case .comment: what = "commented: \(detail ?? "")"
         case .tag: what = "tagged you in a post."
         case .post: what = "shared a new post."
+        case .followRequest: what = "requested to follow you."
+        case .followAccepted: what = "accepted your follow request."
         case .unknown: what = "sent you a notification."
         }
         return "\(actorUsername) \(what)"
@@ -544,7 +574,7 @@ public enum NotificationGroupKey {
         switch n.type {
         case .like, .comment: "\(n.type.wire):\(n.post?.id ?? n.id)"
         case .follow: "follow:\(n.createdAt.prefix(10))"
-        case .tag, .post, .unknown: "\(n.type.wire):\(n.id)"
+        case .tag, .post, .followRequest, .followAccepted, .unknown: "\(n.type.wire):\(n.id)"
         }
     }
 
@@ -571,7 +601,7 @@ extension NotificationText {
         case .like: what = "liked your \(detail == "video" ? "video" : "photo")."
         case .comment: what = "commented on your \(detail == "video" ? "video" : "photo")."
         case .follow: what = "started following you."
-        case .tag, .post, .unknown:
+        case .tag, .post, .followRequest, .followAccepted, .unknown:
             return render(type: type, actorUsername: usernames.first ?? "", detail: detail)
         }
         // The people in the group: one notification each for likes and follows; for comments,

@@ -119,12 +119,15 @@ public enum Profile {
             public var phone: String?
             public var gender: String?
             public var birthDate: String?
+            /// A private account or not (nil: left as it is); API.md "Privacy and safety".
+            public var isPrivate: Bool?
             public var clear: [String]
             public init(
                 userId: String, name: String? = nil, username: String? = nil, bio: String? = nil,
                 profilePhotoURL: String? = nil, email: String? = nil, phone: String? = nil, gender: String? = nil,
-                birthDate: String? = nil, clear: [String] = []
+                birthDate: String? = nil, isPrivate: Bool? = nil, clear: [String] = []
             ) {
+                self.isPrivate = isPrivate
                 self.userId = userId
                 self.name = name
                 self.username = username
@@ -184,7 +187,12 @@ public enum Profile {
         public static let isIdempotent = true
         public struct Request: Codable, Sendable {
             public var username: String
-            public init(username: String) { self.username = username }
+            /// Who asks (nil: an older gateway): a user who blocks them is not found for them.
+            public var viewerId: String?
+            public init(username: String, viewerId: String? = nil) {
+                self.username = username
+                self.viewerId = viewerId
+            }
         }
         public struct Reply: Codable, Sendable {
             public var user: PublicUser
@@ -326,7 +334,11 @@ public enum Profile {
         public struct Request: Codable, Sendable {
             public var postId: String
             public var page: PageRequest
-            public init(postId: String, page: PageRequest) {
+            /// Who reads (nil: an older gateway): the post's visibility is theirs, and users who
+            /// block them or whom they block are left out (API.md "Privacy and safety").
+            public var viewerId: String?
+            public init(postId: String, page: PageRequest, viewerId: String? = nil) {
+                self.viewerId = viewerId
                 self.postId = postId
                 self.page = page
             }
@@ -341,7 +353,11 @@ public enum Profile {
         public struct Request: Codable, Sendable {
             public var postId: String
             public var page: PageRequest
-            public init(postId: String, page: PageRequest) {
+            /// Who reads (nil: an older gateway): the post's visibility is theirs, and users who
+            /// block them or whom they block are left out (API.md "Privacy and safety").
+            public var viewerId: String?
+            public init(postId: String, page: PageRequest, viewerId: String? = nil) {
+                self.viewerId = viewerId
                 self.postId = postId
                 self.page = page
             }

@@ -31,19 +31,41 @@ public enum Username {
     }
 }
 
-/// The API's `PublicUser`: `{id, username, name, bio, profilePhotoURL}`.
+/// The API's `PublicUser`: `{id, username, name, bio, profilePhotoURL, private}`.
 public struct PublicUser: Codable, Sendable, Equatable {
     public var id: String
     public var username: String
     public var name: String
     public var bio: String
     public var profilePhotoURL: String?
-    public init(id: String, username: String, name: String, bio: String, profilePhotoURL: String?) {
+    /// A private account (API.md "Privacy and safety"): its posts and lists only for the owner
+    /// and accepted followers. JSON `private`; false when a peer older than it left it out.
+    public var isPrivate: Bool
+    public init(
+        id: String, username: String, name: String, bio: String, profilePhotoURL: String?, isPrivate: Bool = false
+    ) {
         self.id = id
         self.username = username
         self.name = name
         self.bio = bio
         self.profilePhotoURL = profilePhotoURL
+        self.isPrivate = isPrivate
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, username, name, bio, profilePhotoURL
+        case isPrivate = "private"
+    }
+
+    /// Decodes the JSON above, `private` false when absent. - Throws: `DecodingError`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        username = try c.decode(String.self, forKey: .username)
+        name = try c.decode(String.self, forKey: .name)
+        bio = try c.decode(String.self, forKey: .bio)
+        profilePhotoURL = try c.decodeIfPresent(String.self, forKey: .profilePhotoURL)
+        isPrivate = try c.decodeIfPresent(Bool.self, forKey: .isPrivate) ?? false
     }
 }
 
@@ -62,9 +84,11 @@ public struct Me: Codable, Sendable, Equatable {
     public var birthDate: String?
     /// RFC 3339.
     public var joinDate: String
+    /// As `PublicUser.isPrivate` (JSON `private`).
+    public var isPrivate: Bool
     public init(
         id: String, username: String, name: String, bio: String, profilePhotoURL: String?, email: String,
-        phone: String?, gender: String?, birthDate: String?, joinDate: String
+        phone: String?, gender: String?, birthDate: String?, joinDate: String, isPrivate: Bool = false
     ) {
         self.id = id
         self.username = username
@@ -76,12 +100,36 @@ public struct Me: Codable, Sendable, Equatable {
         self.gender = gender
         self.birthDate = birthDate
         self.joinDate = joinDate
+        self.isPrivate = isPrivate
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, username, name, bio, profilePhotoURL, email, phone, gender, birthDate, joinDate
+        case isPrivate = "private"
+    }
+
+    /// Decodes the JSON, `private` false when absent. - Throws: `DecodingError`.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(String.self, forKey: .id)
+        username = try c.decode(String.self, forKey: .username)
+        name = try c.decode(String.self, forKey: .name)
+        bio = try c.decode(String.self, forKey: .bio)
+        profilePhotoURL = try c.decodeIfPresent(String.self, forKey: .profilePhotoURL)
+        email = try c.decode(String.self, forKey: .email)
+        phone = try c.decodeIfPresent(String.self, forKey: .phone)
+        gender = try c.decodeIfPresent(String.self, forKey: .gender)
+        birthDate = try c.decodeIfPresent(String.self, forKey: .birthDate)
+        joinDate = try c.decode(String.self, forKey: .joinDate)
+        isPrivate = try c.decodeIfPresent(Bool.self, forKey: .isPrivate) ?? false
     }
 }
 
-/// The caller's relation to a user: `following`, `not_following` or `self`.
+/// The caller's relation to a user: `following`, `requested` (a follow request to a private
+/// account is pending), `not_following` or `self`.
 public enum FollowState: String, Codable, Sendable {
     case following
+    case requested
     case notFollowing = "not_following"
     case `self` = "self"
 }

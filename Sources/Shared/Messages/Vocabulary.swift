@@ -48,11 +48,15 @@ public enum NotificationKind: Hashable, Sendable, Codable, CustomStringConvertib
     case tag
     /// Someone the recipient follows (with `notifyPosts`) shared a new post.
     case post
+    /// Someone asked to follow the recipient's private account (never grouped).
+    case followRequest
+    /// The private account the recipient asked to follow accepted (never grouped).
+    case followAccepted
     /// A kind from a newer or older peer, as it was sent.
     case unknown(String)
 
     /// Every kind this build knows.
-    public static let known: [NotificationKind] = [.like, .follow, .comment, .tag, .post]
+    public static let known: [NotificationKind] = [.like, .follow, .comment, .tag, .post, .followRequest, .followAccepted]
 
     /// The kind named `wire` (`.unknown(wire)` for a name this build does not know; not reported:
     /// see `init(from:)`).
@@ -68,6 +72,8 @@ public enum NotificationKind: Hashable, Sendable, Codable, CustomStringConvertib
         case .comment: "comment"
         case .tag: "tag"
         case .post: "post"
+        case .followRequest: "follow_request"
+        case .followAccepted: "follow_accepted"
         case .unknown(let s): s
         }
     }
@@ -148,6 +154,13 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// 409: an APNs device token another account holds, registered from another app
     /// installation (API.md "Devices and push").
     case deviceTokenInUse
+    /// 422: blocking or muting oneself (API.md "Privacy and safety").
+    case cannotBlockSelf
+    case cannotMuteSelf
+    /// 403: a private account's posts and lists, for someone who does not follow it.
+    case privateAccount
+    /// 409: an action toward a user the caller blocks (unblock first).
+    case blocking
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -159,7 +172,8 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .unknownUser, .usernameTaken, .emailTaken, .duplicateUsername, .duplicateEmail, .invalidEmail, .invalidUsername,
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
-        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse,
+        .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse, .cannotBlockSelf,
+        .cannotMuteSelf, .privateAccount, .blocking,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -229,6 +243,10 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .idempotencyKeyInUse: "idempotency_key_in_use"
         case .importsDisabled: "imports_disabled"
         case .deviceTokenInUse: "device_token_in_use"
+        case .cannotBlockSelf: "cannot_block_self"
+        case .cannotMuteSelf: "cannot_mute_self"
+        case .privateAccount: "private_account"
+        case .blocking: "blocking"
         case .unknown(let s): s
         }
     }

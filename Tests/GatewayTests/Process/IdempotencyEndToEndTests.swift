@@ -192,6 +192,7 @@ struct IdempotencyEndToEndTests {
         let cluster = Cluster(
             dataDirectory: directory, extraEnvironment: ["PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE": flag])
         defer { cluster.stopAll() }
+        try cluster.reserve(["auth", "profile", "notification"].flatMap { [$0, "\($0).2"] })
         for service in ["auth", "profile", "notification"] {
             try await cluster.start(service)
             try await cluster.start("\(service).2")

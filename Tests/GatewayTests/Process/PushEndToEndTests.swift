@@ -77,6 +77,7 @@ struct PushEndToEndTests {
         let apns = try await APNsStandIn.start()
         let cluster = Cluster()
         cluster.serviceEnvironment["notification"] = apns.environment.merging(environment) { $1 }
+        if replicas { try cluster.reserve(services.flatMap { [$0, "\($0).2"] }) }
         for service in services {
             try await cluster.start(service)
             if replicas { try await cluster.start("\(service).2") }

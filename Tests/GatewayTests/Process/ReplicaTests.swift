@@ -18,6 +18,8 @@ struct ReplicaTests {
 
     static func startReplicated() async throws -> Cluster {
         let cluster = Cluster()
+        // Every replica's ports first: each process is given all of the others'.
+        try cluster.reserve(services.flatMap { [$0, "\($0).2"] })
         for service in services {
             try await cluster.start(service)
             try await cluster.start("\(service).2")

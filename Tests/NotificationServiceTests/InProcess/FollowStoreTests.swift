@@ -67,7 +67,7 @@ struct FollowStoreTests {
                 == .init(userId: bob.id, followers: 2, following: 0, followState: .following))
         #expect(
             try await store.header(userId: alice.id, viewerId: bob.id)
-                == .init(userId: alice.id, followers: 0, following: 1, followState: .notFollowing))
+                == .init(userId: alice.id, followers: 0, following: 1, followState: .notFollowing, followsYou: true))
         #expect(try await store.header(userId: bob.id, viewerId: bob.id).followState == .self)
 
         try await store.unfollow(followerId: alice.id, followeeId: bob.id)

@@ -20,7 +20,7 @@ struct GraphHandlerTests {
             try await s.header(alice, "bob") == .init(userId: bob.id, followers: 1, following: 0, followState: .following))
         #expect(
             try await s.header(bob, "alice")
-                == .init(userId: alice.id, followers: 0, following: 1, followState: .notFollowing))
+                == .init(userId: alice.id, followers: 0, following: 1, followState: .notFollowing, followsYou: true))
         #expect(try await s.header(bob, "bob").followState == .self)
         #expect(try await s.unfollow(alice, "bob") == .init(followState: .notFollowing))
         #expect(try await s.unfollow(alice, "bob") == .init(followState: .notFollowing))  // idempotent

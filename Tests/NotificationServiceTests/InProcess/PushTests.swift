@@ -35,8 +35,12 @@ struct PushTests {
         func device(_ user: Identity, _ n: Int, session: String = "s1", environment: String = "sandbox") async throws
             -> Notifications.Device
         {
+            // One phone (installation) for every device of these tests: a token moves between
+            // accounts only from the same installation.
             try await s.app.devices.store.register(
-                .init(userId: user.id, sessionId: session, token: testToken(n), environment: environment))
+                .init(
+                    userId: user.id, sessionId: session, token: testToken(n), environment: environment,
+                    installationId: "e621e1f8-c36c-495a-93fc-0c247a3e6e5f"))
         }
 
         /// Steps the sender until nothing is due. - Returns: rows claimed in all.
