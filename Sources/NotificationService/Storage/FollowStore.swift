@@ -82,49 +82,61 @@ struct SQLFollowStore: FollowStore {
     {
         let notifications = self.notifications
         return try await database.write { tx in
-            let from = try Keys.user(follower.id, in: tx)
-            let to = try Keys.user(followee.id, in: tx)
-            // To the blocked user the blocker does not exist; the blocker unblocks first.
-            if try Relations.blocks(to, from, on: tx.connection) { throw ServiceError.notFound("user \(followee.username)") }
-            if try Relations.blocks(from, to, on: tx.connection) {
-                throw ServiceError(.blocking, message: "you block this account: unblock it first", status: 409)
+            try Self.follow(
+                follower: follower, followee: followee, notifyPosts: notifyPosts, nowMs: nowMs, notifications: notifications,
+                in: tx)
+        }
+    }
+
+    /// `follow(follower:followee:notifyPosts:nowMs:)` in `tx`, its notifications through
+    /// `notifications`. - Throws: as it.
+    static func follow(
+        follower: UserRef, followee: UserRef, notifyPosts: Bool?, nowMs: Int64, notifications: NotificationWriter,
+        in tx: Transaction
+    ) throws -> Notifications.Follow.Reply {
+        let from = try Keys.user(follower.id, in: tx)
+        let to = try Keys.user(followee.id, in: tx)
+        try Relations.lockPair(from, to, shared: false, in: tx)
+        // To the blocked user the blocker does not exist; the blocker unblocks first.
+        if try Relations.blocks(to, from, on: tx.connection) { throw ServiceError.notFound("user \(followee.username)") }
+        if try Relations.blocks(from, to, on: tx.connection) {
+            throw ServiceError(.blocking, message: "you block this account: unblock it first", status: 409)
+        }
+        if let current = try tx.connection.scalar(
+            "SELECT notify_posts FROM edges WHERE follower = \(from) AND followee = \(to)")
+        {
+            guard let wanted = notifyPosts, wanted != (current != 0) else {
+                return .init(followState: .following, notifyPosts: current != 0)
             }
-            if let current = try tx.connection.scalar(
-                "SELECT notify_posts FROM edges WHERE follower = \(from) AND followee = \(to)")
-            {
-                guard let wanted = notifyPosts, wanted != (current != 0) else {
-                    return .init(followState: .following, notifyPosts: current != 0)
-                }
-                try tx.query("UPDATE edges SET notify_posts = \(wanted) WHERE follower = \(from) AND followee = \(to)")
-                try tx.emit(
-                    Notifications.FollowChanged(
-                        followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: wanted))
-                return .init(followState: .following, notifyPosts: wanted)
-            }
-            let notify = notifyPosts ?? false
-            // A private account: a request (its notifyPosts kept for the follow it may become),
-            // the owner told once per pending request.
-            if try Relations.isPrivate(to, on: tx.connection) {
-                try tx.query(
-                    """
-                    INSERT INTO follow_requests(requester, target, notify_posts, created_at)
-                    VALUES (\(from), \(to), \(notify), \(nowMs))
-                    ON CONFLICT (requester, target) DO UPDATE SET notify_posts = excluded.notify_posts
-                    """)
-                try notifications.insert(
-                    NewNotification(
-                        recipientId: followee.id, actorId: follower.id, type: .followRequest, detail: nil, post: nil,
-                        createdAt: nowMs),
-                    in: tx)
-                return .init(followState: .requested, notifyPosts: notify)
-            }
-            try Self.addEdge(from: follower, to: followee, keys: (from, to), notifyPosts: notify, nowMs: nowMs, in: tx)
+            try tx.query("UPDATE edges SET notify_posts = \(wanted) WHERE follower = \(from) AND followee = \(to)")
+            try tx.emit(
+                Notifications.FollowChanged(
+                    followerId: follower.id, followeeId: followee.id, following: true, notifyPosts: wanted))
+            return .init(followState: .following, notifyPosts: wanted)
+        }
+        let notify = notifyPosts ?? false
+        // A private account: a request (its notifyPosts kept for the follow it may become),
+        // the owner told once per pending request.
+        if try Relations.isPrivate(to, on: tx.connection) {
+            try tx.query(
+                """
+                INSERT INTO follow_requests(requester, target, notify_posts, created_at)
+                VALUES (\(from), \(to), \(notify), \(nowMs))
+                ON CONFLICT (requester, target) DO UPDATE SET notify_posts = excluded.notify_posts
+                """)
             try notifications.insert(
                 NewNotification(
-                    recipientId: followee.id, actorId: follower.id, type: .follow, detail: nil, post: nil, createdAt: nowMs),
+                    recipientId: followee.id, actorId: follower.id, type: .followRequest, detail: nil, post: nil,
+                    createdAt: nowMs),
                 in: tx)
-            return .init(followState: .following, notifyPosts: notify)
+            return .init(followState: .requested, notifyPosts: notify)
         }
+        try Self.addEdge(from: follower, to: followee, keys: (from, to), notifyPosts: notify, nowMs: nowMs, in: tx)
+        try notifications.insert(
+            NewNotification(
+                recipientId: followee.id, actorId: follower.id, type: .follow, detail: nil, post: nil, createdAt: nowMs),
+            in: tx)
+        return .init(followState: .following, notifyPosts: notify)
     }
 
     /// Makes the edge `from` → `to` (keys), its counts and its `notification.follow.changed`, in

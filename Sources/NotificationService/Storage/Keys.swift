@@ -1,5 +1,6 @@
 import Messages
 import Storage
+import Wire
 
 /// The compact integer keys NotificationService stores instead of ids: a user's is its
 /// `identities.key` (the identity replica's row), a post's its `posts.key`.
@@ -9,8 +10,14 @@ enum Keys {
     /// in when that comes, or on the first lookup). - Throws: the engine's error.
     static func user(_ id: String, in tx: Transaction) throws -> Int64 {
         if let key = try existingUser(id, on: tx.connection) { return key }
-        return try tx.connection.insertReturning(
-            "INSERT INTO identities(id, username, version) VALUES (\(id), NULL, 0) RETURNING key")
+        // Another replica may add the same row meanwhile: its commit is waited for, then read.
+        if let key = try tx.connection.scalar(
+            "INSERT INTO identities(id, username, version) VALUES (\(id), NULL, 0) ON CONFLICT (id) DO NOTHING RETURNING key")
+        {
+            return key
+        }
+        guard let key = try existingUser(id, on: tx.connection) else { throw WriteConflict(reason: "identity \(id) raced") }
+        return key
     }
 
     /// The key of user `id`, nil when this database has never seen it. - Throws: the engine's error.
@@ -28,8 +35,16 @@ enum Keys {
             }
             return key
         }
-        return try tx.connection.insertReturning(
-            "INSERT INTO posts(id, thumbnail_url) VALUES (\(id), \(thumbnailURL ?? "")) RETURNING key")
+        if let key = try tx.connection.scalar(
+            """
+            INSERT INTO posts(id, thumbnail_url) VALUES (\(id), \(thumbnailURL ?? "")) ON CONFLICT (id) DO NOTHING
+            RETURNING key
+            """)
+        {
+            return key
+        }
+        guard let key = try existingPost(id, on: tx.connection) else { throw WriteConflict(reason: "post \(id) raced") }
+        return key
     }
 
     /// The key of post `id`, nil when no notification ever pointed to it. - Throws: the engine's error.

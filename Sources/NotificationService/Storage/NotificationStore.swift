@@ -107,6 +107,7 @@ struct NotificationWriter: Sendable {
             case .followAccepted: nil  // one per accept (a new request is needed for another)
             }
         let grp = NotificationGroups.grp(type: n.type, post: post, createdAt: n.createdAt)
+        try Relations.lockPair(recipient, actor, shared: true, in: tx)
         // The dedup key, in the insert itself: the merged table by NOT EXISTS, the recent table
         // by its unique index. (The casts type the parameters that may be NULL for PostgreSQL.)
         // An undone notification's row is gone, so doing the action again notifies again: one
@@ -166,6 +167,7 @@ struct NotificationWriter: Sendable {
     /// - Throws: the engine's error.
     func fanOut(_ job: FanOutJob, after: Int64, limit: Int, in tx: Transaction) throws -> (count: Int, last: Int64?) {
         let c = tx.connection
+        try Relations.lockFanOut(of: job.owner, shared: true, in: tx)
         // The batch's followers, then one INSERT … SELECT over exactly that range.
         guard
             let range = try c.queryOne(

@@ -16,38 +16,45 @@ struct SafetyStore: Sendable {
     /// - Throws: 404 `not_found` when `target` blocks `user` (to them `target` does not exist),
     ///   the engine's error.
     func setBlock(user: UserRef, target: UserRef, blocking: Bool, nowMs: Int64) async throws -> Bool {
-        try await database.write { tx in
-            let me = try Keys.user(user.id, in: tx)
-            let them = try Keys.user(target.id, in: tx)
-            if try Relations.blocks(them, me, on: tx.connection) { throw ServiceError.notFound("user") }
-            guard blocking else {
-                try tx.query("DELETE FROM blocks WHERE blocker = \(me) AND blocked = \(them)")
-                if tx.connection.changes > 0 {
-                    try tx.emit(Notifications.BlockChanged(blockerId: user.id, blockedId: target.id, blocking: false))
-                }
-                return false
+        try await database.write { tx in try Self.setBlock(user: user, target: target, blocking: blocking, nowMs: nowMs, in: tx) }
+    }
+
+    /// `setBlock(user:target:blocking:nowMs:)` in `tx`. - Throws: as it.
+    static func setBlock(user: UserRef, target: UserRef, blocking: Bool, nowMs: Int64, in tx: Transaction) throws -> Bool {
+        let me = try Keys.user(user.id, in: tx)
+        let them = try Keys.user(target.id, in: tx)
+        // A follow, a notification or a fan-out batch of either that raced this block is done
+        // before it goes on (PostgreSQL; see `Relations.lockPair`).
+        try Relations.lockPair(me, them, shared: false, in: tx)
+        for owner in [min(me, them), max(me, them)] { try Relations.lockFanOut(of: owner, shared: false, in: tx) }
+        if try Relations.blocks(them, me, on: tx.connection) { throw ServiceError.notFound("user") }
+        guard blocking else {
+            try tx.query("DELETE FROM blocks WHERE blocker = \(me) AND blocked = \(them)")
+            if tx.connection.changes > 0 {
+                try tx.emit(Notifications.BlockChanged(blockerId: user.id, blockedId: target.id, blocking: false))
             }
-            try tx.query(
-                """
-                INSERT INTO blocks(blocker, blocked, created_at) VALUES (\(me), \(them), \(nowMs))
-                ON CONFLICT (blocker, blocked) DO NOTHING
-                """)
-            guard tx.connection.changes > 0 else { return true }
-            // The follows both ways (with their counts, follow notifications and events), the
-            // requests both ways, and every other notification between the two.
-            let (mine, theirs) = ((me, user.id), (them, target.id))
-            try SQLFollowStore.removeEdge(from: mine, to: theirs, in: tx)
-            try SQLFollowStore.removeEdge(from: theirs, to: mine, in: tx)
-            try SQLFollowStore.removeRequest(from: me, to: them, in: tx)
-            try SQLFollowStore.removeRequest(from: them, to: me, in: tx)
-            try NotificationRemoval.remove(
-                try NotificationRemoval.rows(
-                    where: "(recipient = \(me) AND actor = \(them)) OR (recipient = \(them) AND actor = \(me))",
-                    on: tx.connection),
-                in: tx)
-            try tx.emit(Notifications.BlockChanged(blockerId: user.id, blockedId: target.id, blocking: true))
-            return true
+            return false
         }
+        try tx.query(
+            """
+            INSERT INTO blocks(blocker, blocked, created_at) VALUES (\(me), \(them), \(nowMs))
+            ON CONFLICT (blocker, blocked) DO NOTHING
+            """)
+        guard tx.connection.changes > 0 else { return true }
+        // The follows both ways (with their counts, follow notifications and events), the
+        // requests both ways, and every other notification between the two.
+        let (mine, theirs) = ((me, user.id), (them, target.id))
+        try SQLFollowStore.removeEdge(from: mine, to: theirs, in: tx)
+        try SQLFollowStore.removeEdge(from: theirs, to: mine, in: tx)
+        try SQLFollowStore.removeRequest(from: me, to: them, in: tx)
+        try SQLFollowStore.removeRequest(from: them, to: me, in: tx)
+        try NotificationRemoval.remove(
+            try NotificationRemoval.rows(
+                where: "(recipient = \(me) AND actor = \(them)) OR (recipient = \(them) AND actor = \(me))",
+                on: tx.connection),
+            in: tx)
+        try tx.emit(Notifications.BlockChanged(blockerId: user.id, blockedId: target.id, blocking: true))
+        return true
     }
 
     /// Mutes or unmutes `target` for `user`; idempotent, and nobody is told.
@@ -109,8 +116,10 @@ struct SafetyStore: Sendable {
         let notifications = self.notifications
         try await database.write { tx in
             guard let me = try Keys.existingUser(user.id, on: tx.connection),
-                let them = try Keys.existingUser(requester.id, on: tx.connection),
-                let notify = try SQLFollowStore.removeRequest(from: them, to: me, suppressRepeat: !accept, in: tx)
+                let them = try Keys.existingUser(requester.id, on: tx.connection)
+            else { throw ServiceError.notFound("follow request") }
+            try Relations.lockPair(me, them, shared: false, in: tx)
+            guard let notify = try SQLFollowStore.removeRequest(from: them, to: me, suppressRepeat: !accept, in: tx)
             else { throw ServiceError.notFound("follow request") }
             if accept {
                 try Self.accept(

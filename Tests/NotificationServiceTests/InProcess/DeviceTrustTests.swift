@@ -66,9 +66,12 @@ struct DeviceTrustTests {
 
     /// Waits until a statement of another connection is blocked on a lock (PostgreSQL); on
     /// SQLite the second writer waits for the file's write lock whatever the test does.
-    static func untilBlocked(_ r: Replicas) async throws {
+    static func untilBlocked(_ r: Replicas) async throws { try await untilBlocked(r.directory) }
+
+    /// `untilBlocked` for the notification database in `directory`.
+    static func untilBlocked(_ directory: String) async throws {
         guard TestStorage.engine == .postgres else { return }
-        let url = try TestStorage.url(r.directory, "notification")
+        let url = try TestStorage.url(directory, "notification")
         let name = String(url.split(separator: "/").last?.prefix { $0 != "?" } ?? "")
         let admin = try PostgresConnection(url: url)
         try await eventually("a transaction waiting for the session's row lock") {
