@@ -7,7 +7,8 @@ import Synchronization
 import Transport
 import Wire
 
-/// `Benchmarks notification [--followers N] [--small N] [--likes N] [--group-likes N] [--concurrency N] [--import-big]`
+/// `Benchmarks notification [--followers N] [--small N] [--likes N] [--group-likes N] [--concurrency N] [--import-big]
+/// [--mutes N] [--blocks N]`
 ///
 /// Starts the real NotificationService against in-process fake AuthService and ProfileService
 /// producers (users arrive as `auth.user.registered` events, so no argon2 cost) and prints:
@@ -21,7 +22,10 @@ import Wire
 /// beside one with 10 (p50, p99 and the ratio of the p50s). With `--import-big` the big star's
 /// followers arrive through `notification.import_follows` (10,000 a request) and follows per
 /// second are measured on the small star's alone (what `scripts/bench storage` runs, so that an
-/// engine whose follow RPCs are slow still reaches the fan-out in minutes).
+/// engine whose follow RPCs are slow still reaches the fan-out in minutes). With `--mutes N`
+/// and `--blocks N`, N of the big star's followers then mute it and N block it (each timed),
+/// the star blocks 10 of its followers, and it posts again: the second fan-out, beside the
+/// first in the same run, shows what the mutes and blocks cost it.
 enum NotificationBenchmark {
     /// Prints one line unbuffered (so figures show at once, also through a pipe).
     static func say(_ line: String) {
@@ -55,6 +59,10 @@ enum NotificationBenchmark {
         let concurrency = option("--concurrency", 256)
         let groupLikes = option("--group-likes", 1_000_000)
         let importBig = options.contains("--import-big")
+        // Privacy and safety: after the plain fan-outs, this many of star.big's followers mute it
+        // and as many block it (a block ends their follow), and it posts again.
+        let mutes = option("--mutes", 0)
+        let blocks = option("--blocks", 0)
 
         let context = ZMQContext()
         let dir = makeTemporaryDirectory("notification-bench")
@@ -358,6 +366,43 @@ enum NotificationBenchmark {
         }
         try await fanOut(starSmall, small, "post-small")
         try await fanOut(starBig, big, "post-big")
+        if mutes + blocks > 0 {
+            // The mutes and blocks, timed, with a probe of other requests meanwhile (a block of
+            // or by an account with `big` followers touches only the pair's rows).
+            func timed(_ label: String, _ n: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws {
+                var worst = 0.0
+                var total = 0.0
+                for i in 0..<n {
+                    let start = Date()
+                    try await body(i)
+                    let ms = Date().timeIntervalSince(start) * 1000
+                    worst = max(worst, ms)
+                    total += ms
+                }
+                say(
+                    String(
+                        format: "%@ %d in %.2f s (mean %.2f ms, worst %.1f ms)", label, n, total / 1000, total / Double(n), worst)
+                )
+            }
+            let muting = users[0..<min(mutes, big)]
+            let blocking = users[min(mutes, big)..<min(mutes + blocks, big)]
+            try await timed("mutes of star.big:      ", muting.count) { i in
+                _ = try await client.call(
+                    Notifications.SetMute.self,
+                    .init(userId: muting[muting.startIndex + i].id, username: starBig.username, muting: true))
+            }
+            try await timed("blocks of star.big:     ", blocking.count) { i in
+                _ = try await client.call(
+                    Notifications.SetBlock.self,
+                    .init(userId: blocking[blocking.startIndex + i].id, username: starBig.username, blocking: true))
+            }
+            try await timed("blocks by star.big:     ", 10) { i in
+                let target = users[big - 1 - i]
+                _ = try await client.call(
+                    Notifications.SetBlock.self, .init(userId: starBig.id, username: target.username, blocking: true))
+            }
+            try await fanOut(starBig, big - muting.count - blocking.count - 10, "post-big-muted")
+        }
         let stats = subscriber.counters()
         say(
             "subscriber stats:        \(stats.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "))"
