@@ -161,6 +161,9 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     case privateAccount
     /// 409: an action toward a user the caller blocks (unblock first).
     case blocking
+    /// 403: login, or a moderator's suspension of an account that is already gone, for an
+    /// account a moderator suspended (API.md "Account lifecycle and moderation").
+    case accountSuspended
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -173,7 +176,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
         .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse, .cannotBlockSelf,
-        .cannotMuteSelf, .privateAccount, .blocking,
+        .cannotMuteSelf, .privateAccount, .blocking, .accountSuspended,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -247,6 +250,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .cannotMuteSelf: "cannot_mute_self"
         case .privateAccount: "private_account"
         case .blocking: "blocking"
+        case .accountSuspended: "account_suspended"
         case .unknown(let s): s
         }
     }
