@@ -5,8 +5,9 @@ import Storage
 import Support
 import Wire
 
-/// AuthService: accounts, password hashes and sessions; publishes `auth.*` events
-/// (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).
+/// AuthService: accounts, password hashes, sessions and account states; publishes `auth.*`
+/// events; applies NotificationService's `notification.account.erased`, the last step of an
+/// account's deletion (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).
 struct AuthApp: ServiceApp {
     static let description = ServiceDescription.auth
     static let migrations = AuthSchema.migrations
@@ -15,7 +16,9 @@ struct AuthApp: ServiceApp {
     let accounts: AccountHandlers
     let sessions: SessionHandlers
     let imports: ImportHandlers
+    let lifecycle: LifecycleHandlers
     let purge: SessionPurge
+    let clock: Clock
 
     /// - Throws: `ConfigurationError` for a bad `AUTH_*` variable, `ServiceError` when libsodium
     ///   cannot start.
@@ -43,6 +46,9 @@ struct AuthApp: ServiceApp {
         imports = ImportHandlers(
             accounts: accountStore, sessions: sessionStore, imports: Imports(allowed: configuration.allowImports),
             sessionTTLMs: sessionTTLMs, clock: clock)
+        lifecycle = LifecycleHandlers(
+            lifecycle: SQLAccountLifecycleStore(database: database), hasher: hasher, throttle: throttle, clock: clock)
+        self.clock = clock
         if configuration.allowImports { logger.warning("imports.allowed", metadata: ["setting": "ALLOW_IMPORTS"]) }
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
@@ -52,6 +58,13 @@ struct AuthApp: ServiceApp {
         accounts.register(on: host)
         sessions.register(on: host)
         imports.register(on: host)
+        lifecycle.register(on: host)
+    }
+
+    /// The deletion saga's last step comes from NotificationService (`Auth` in Messages).
+    func subscribe(_ events: EventSubscriptions) throws {
+        let clock = self.clock
+        try events.subscribe(to: .notification) { LifecycleHandlers.subscribe($0, clock: clock) }
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {

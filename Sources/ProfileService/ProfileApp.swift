@@ -20,6 +20,8 @@ struct ProfileApp: ServiceApp {
     let settings: SettingsHandlers
     let media: MediaHandlers
     let idempotencyPurge: IdempotencyPurge
+    let accountStates: AccountStateHandlers
+    let eraser: AccountEraser
 
     /// - Throws: `ConfigurationError` for a bad `PROFILE_*` value, `ZMQError` when AuthService's
     ///   endpoint is invalid, `MediaError` when the media directory cannot be made or libvips not
@@ -71,6 +73,11 @@ struct ProfileApp: ServiceApp {
             idempotent: idempotent)
         idempotencyPurge = IdempotencyPurge(
             store: idempotency, intervalMs: configuration.idempotencyPurgeIntervalMs, logger: logger)
+        let erasures = Doorbell()
+        accountStates = AccountStateHandlers(database: database, erasures: erasures)
+        eraser = AccountEraser(
+            database: database, files: files, doorbell: erasures, batch: configuration.erasureBatch, intervalMs: 1_000,
+            logger: logger)
     }
 
     func register(on host: ServiceHost) {
@@ -79,14 +86,18 @@ struct ProfileApp: ServiceApp {
         engagement.register(on: host)
         settings.register(on: host)
         media.register(on: host)
+        accountStates.register(on: host)
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        [("media.collector", media.collector), ("idempotency.purge", idempotencyPurge)]
+        [("media.collector", media.collector), ("idempotency.purge", idempotencyPurge), ("account.eraser", eraser)]
     }
 
     func subscribe(_ events: EventSubscriptions) throws {
-        try events.subscribe(to: .auth) { replica.subscribe($0) }
+        try events.subscribe(to: .auth) { subscriber in
+            replica.subscribe(subscriber)
+            accountStates.subscribe(subscriber)
+        }
         // The follow graph's pairs this service enforces (blocks, who may see a private account).
         try events.subscribe(to: .notification) { Visibility.subscribe($0) }
     }

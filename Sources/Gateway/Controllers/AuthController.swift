@@ -2,10 +2,12 @@ import Messages
 import Support
 import Wire
 
-/// `/v1/auth/*` and `/v1/me`: accounts and sessions (AuthService, then ProfileService).
+/// `/v1/auth/*` and `/v1/me`: accounts and sessions (AuthService, then ProfileService), the
+/// password and the account's deletion (API.md "Account lifecycle and moderation").
 struct AuthController: Controller {
     let auth: any ServiceBackend
     let profile: any ServiceBackend
+    let notification: any ServiceBackend
     let sessions: SessionControl
     let clientAddress: ClientAddress
     /// Deadline of the calls that hash a password (register, login), in ms.
@@ -18,6 +20,63 @@ struct AuthController: Controller {
         routes.add(.get, "/v1/me") { request in
             try .json(try await profile.call(Profile.GetMe.self, .init(userId: try request.userId)))
         }
+        routes.add(.put, "/v1/me/password", body: .json) { try await changePassword($0) }
+        routes.add(.delete, "/v1/me", body: .json) { try await deleteAccount($0) }
+    }
+
+    /// `PUT /v1/me/password` `{currentPassword, newPassword}` → 204; every other session of the
+    /// user ends (their cached tokens and streams at once). 403 `invalid_credentials` for a
+    /// wrong current password, 400 `weak_password` / `password_too_long` (field `newPassword`).
+    func changePassword(_ request: Request) async throws -> HTTPResponse {
+        let body = try request.decode(PasswordBody.self)
+        guard let session = request.session else { throw Problem.unauthorized(.unauthorized, "authentication is required") }
+        let reply = try await auth.call(
+            Auth.ChangePassword.self,
+            .init(
+                userId: session.userId, sessionId: session.sessionId, currentPassword: body.currentPassword,
+                newPassword: body.newPassword, clientAddress: request.clientAddress),
+            timeoutMs: passwordTimeoutMs)
+        sessions.revoke(reply.revokedSessionIds)
+        return HTTPResponse(status: 204)
+    }
+
+    /// `DELETE /v1/me` `{password}` → 202 `{status: "deleting"}`: every session ends (streams
+    /// closed here at once, elsewhere on `auth.session.revoked`), and ProfileService and
+    /// NotificationService are told before the answer, so the user's content is 404 from the
+    /// moment the client reads it (the `auth.account.state_changed` event tells them too, for
+    /// when one of them cannot be reached now). The rest of the erasure runs in the background
+    /// (the saga on `Auth` in Messages). 403 `invalid_credentials` for a wrong password.
+    func deleteAccount(_ request: Request) async throws -> HTTPResponse {
+        let body = try request.decode(DeleteAccountBody.self)
+        guard let session = request.session else { throw Problem.unauthorized(.unauthorized, "authentication is required") }
+        let reply = try await auth.call(
+            Auth.DeleteAccount.self,
+            .init(userId: session.userId, password: body.password, clientAddress: request.clientAddress),
+            timeoutMs: passwordTimeoutMs)
+        sessions.revoke(reply.revokedSessionIds + [session.sessionId])
+        await Self.announce(
+            AccountStateRequest(userId: session.userId, state: reply.status, version: reply.version),
+            profile: profile, notification: notification, logger: request.logger)
+        return try .json(202, DeletionShape(status: reply.status.rawValue))
+    }
+
+    /// Sends an account's new state to ProfileService and NotificationService at once, best
+    /// effort: a service that cannot be reached gets it from AuthService's event instead.
+    static func announce(
+        _ state: AccountStateRequest, profile: any ServiceBackend, notification: any ServiceBackend, logger: Logger
+    ) async {
+        async let toProfile: Void = tell { _ = try await profile.call(Profile.ApplyAccountState.self, state) }
+        async let toNotification: Void = tell {
+            _ = try await notification.call(Notifications.ApplyAccountState.self, state)
+        }
+        func tell(_ call: () async throws -> Void) async {
+            do { try await call() } catch {
+                logger.warning(
+                    "account_state.announce_failed",
+                    metadata: ["user.id": state.userId, "state": state.state.rawValue, "error": "\(error)"])
+            }
+        }
+        _ = await (toProfile, toNotification)
     }
 
     /// `POST /v1/auth/register` `{email, username, password, name?, birthDate?, gender?}` → 201
@@ -143,6 +202,22 @@ struct AuthController: Controller {
     struct LoginBody: Decodable {
         var login: String
         var password: String
+    }
+
+    /// `PUT /v1/me/password`'s body.
+    struct PasswordBody: Decodable {
+        var currentPassword: String
+        var newPassword: String
+    }
+
+    /// `DELETE /v1/me`'s body.
+    struct DeleteAccountBody: Decodable {
+        var password: String
+    }
+
+    /// `DELETE /v1/me`'s answer.
+    struct DeletionShape: Encodable {
+        var status: String
     }
 
     /// `POST /v1/auth/logout`'s body: `allSessions` ends every session of the account.

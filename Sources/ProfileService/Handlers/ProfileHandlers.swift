@@ -29,8 +29,9 @@ struct ProfileHandlers: Sendable {
         host.on(Profile.EditForm.self) { request, _ in Self.editForm(try await require(request.userId)) }
         host.on(Profile.Header.self) { request, _ in
             let reply = try await header(request.username)
-            // To a user the account blocks, it does not exist.
-            if let viewer = request.viewerId, try await users.access(viewer: viewer, owner: reply.user.id) == .hidden {
+            // To a user the account blocks, it does not exist; nor to anyone while it is
+            // suspended or being deleted.
+            if try await users.access(viewer: request.viewerId ?? "", owner: reply.user.id) == .hidden {
                 throw ServiceError.notFound("user")
             }
             return reply

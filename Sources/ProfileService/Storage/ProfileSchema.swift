@@ -220,5 +220,6 @@ enum ProfileSchema {
                     CREATE INDEX idempotency_keys_created ON idempotency_keys(created_ms);
                     """),
             Visibility.migration(for: "profile.7-privacy-and-safety"),
+            AccountStates.migration(for: "profile.8-account-lifecycle"),
         ]
 }
