@@ -161,6 +161,10 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     case privateAccount
     /// 409: an action toward a user the caller blocks (unblock first).
     case blocking
+    /// 422: a caption, comment, bio, name or username containing a term of the operator's word
+    /// list (`WordList`, `MODERATION_WORDS_FILE`; API.md "Privacy and safety"), each refused
+    /// field named with this code.
+    case objectionableContent
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -173,7 +177,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
         .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse, .cannotBlockSelf,
-        .cannotMuteSelf, .privateAccount, .blocking,
+        .cannotMuteSelf, .privateAccount, .blocking, .objectionableContent,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -247,6 +251,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .cannotMuteSelf: "cannot_mute_self"
         case .privateAccount: "private_account"
         case .blocking: "blocking"
+        case .objectionableContent: "objectionable_content"
         case .unknown(let s): s
         }
     }
