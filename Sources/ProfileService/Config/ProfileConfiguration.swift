@@ -1,3 +1,4 @@
+import Messages
 import Support
 
 /// ProfileService settings from the environment, each defaulting to the seeds' value.
@@ -43,10 +44,16 @@ struct ProfileConfiguration: Sendable {
     /// process exits at once (status 70), as if killed between the commit and the reply.
     var crashAfterKeyedWriteFile: String?
 
+    /// `MODERATION_WORDS_FILE`: the operator's word list (`WordList`); captions, comments, bios
+    /// and names containing a listed term are refused with 422 `objectionable_content`. Unset:
+    /// nothing is refused.
+    var words = WordList.empty
+
     /// The defaults.
     init() {}
 
-    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range.
+    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range, or
+    ///   `MODERATION_WORDS_FILE` when its file cannot be read or holds an unusable term.
     init(env: Environment) throws {
         termsURL = env.string("PROFILE_TERMS_URL", default: termsURL)
         privacyURL = env.string("PROFILE_PRIVACY_URL", default: privacyURL)
@@ -64,5 +71,6 @@ struct ProfileConfiguration: Sendable {
             "PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS", default: idempotencyPurgeIntervalMs, range: 1_000...Int(Int32.max))
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
         crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
+        words = try WordList(env: env)
     }
 }
