@@ -4,7 +4,7 @@ import Messages
 import Wire
 
 /// Likes and comments: `profile.set_like`, `profile.list_likes`, `profile.add_comment`,
-/// `profile.list_comments`.
+/// `profile.list_comments`, `profile.delete_comment`.
 struct EngagementHandlers: Sendable {
     let users: any ProfileStore
     let engagement: any EngagementStore
@@ -29,6 +29,10 @@ struct EngagementHandlers: Sendable {
         }
         host.on(Profile.ListComments.self) { request, _ in
             try await engagement.comments(postId: request.postId, page: request.page, viewerId: request.viewerId)
+        }
+        host.on(Profile.DeleteComment.self) { request, _ in
+            try await engagement.deleteComment(postId: request.postId, commentId: request.commentId, by: request.userId)
+            return Empty()
         }
     }
 
