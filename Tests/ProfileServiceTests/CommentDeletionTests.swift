@@ -1,5 +1,7 @@
 import Foundation
+import Harness
 import Messages
+import Storage
 import TestSupport
 import Testing
 import Wire
@@ -10,7 +12,8 @@ import Wire
 /// comment's author or the post's owner deletes it, the post's `commentCount` goes down and
 /// `profile.comment.deleted` is emitted in the same transaction; anyone else is 403 and nothing
 /// changes; an unknown post or comment, a comment of another post, and a comment already deleted
-/// are 404; many deletions of one comment at once delete it once.
+/// are 404; many deletions of one comment at once delete it once, also from two replicas (two
+/// `Database`s of one database), one held inside its transaction while the other waits.
 @Suite struct CommentDeletionTests {
     static func comment(_ f: ProfileFixture, _ user: Me, on post: Profile.Post, _ text: String) async throws -> Profile.Comment {
         try await f.call(Profile.AddComment.self, .init(userId: user.id, postId: post.id, text: text))
@@ -110,5 +113,50 @@ import Wire
         #expect(try await Self.commentCount(f, post) == 1)
         #expect(try await Self.comments(f, post) == [keep.text])
         #expect(try await f.events(Profile.CommentDeleted.self).map(\.commentId) == [comment.id])
+    }
+
+    /// A replica's deletion is held inside its transaction (the row deleted, not committed)
+    /// while another replica's deletion of the same comment runs on a second `Database` of the
+    /// same database: on PostgreSQL the second reads the comment, passes its checks and waits on
+    /// the row lock, on SQLite it waits for the write lock; released, the second finds nothing
+    /// to delete: 404, the count lowered once, one event.
+    @Test func aDeletionRacingAnotherReplicasIsNotFoundAndCountsOnce() async throws {
+        let f = try await ProfileFixture()
+        let owner = try await f.register("owner")
+        let author = try await f.register("author")
+        let post = try await f.post(owner)
+        let comment = try await Self.comment(f, author, on: post, "go")
+        _ = try await Self.comment(f, author, on: post, "stay")
+        let second = try Database(
+            location: try TestStorage.location(f.directory, "profile"), producer: "profile",
+            migrations: ProfileSchema.migrations, legacy: ProfileSchema.legacy)
+        let release = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        let held = Task {
+            try await f.database.write { tx in
+                try SQLEngagementStore.deleteComment(postId: post.id, commentId: comment.id, by: author.id, in: tx)
+                started.signal()
+                release.wait()
+            }
+        }
+        await onThread { started.wait() }
+        let other = SQLEngagementStore(database: second)
+        let racing = Task { try await other.deleteComment(postId: post.id, commentId: comment.id, by: owner.id) }
+        if TestStorage.engine == .postgres {
+            let url = try TestStorage.url(f.directory, "profile")
+            let name = String(url.split(separator: "/").last?.prefix { $0 != "?" } ?? "")
+            let admin = try PostgresConnection(url: url)
+            try await eventually("the second deletion waiting for the comment's row lock") {
+                try admin.scalar(
+                    "SELECT count(*) FROM pg_stat_activity WHERE datname = \(name) AND wait_event_type = 'Lock'") ?? 0 > 0
+            }
+        }
+        release.signal()
+        try await held.value
+        let lost = await #expect(throws: ServiceError.self) { try await racing.value }
+        #expect(lost?.status == 404)
+        #expect(try await Self.commentCount(f, post) == 1)
+        #expect(try await Self.comments(f, post) == ["stay"])
+        #expect(try await f.events(Profile.CommentDeleted.self).map(\.deletedBy) == [author.id])
     }
 }
