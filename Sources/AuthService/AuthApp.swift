@@ -1,5 +1,6 @@
 import BackendKit
 import CSodium
+import Messages
 import ServiceKit
 import Storage
 import Support
@@ -39,7 +40,12 @@ struct AuthApp: ServiceApp {
             store: SQLLoginFailureStore(database: database), policy: configuration.throttlePolicy, clock: clock)
         let sessionTTLMs = Int64(configuration.sessionTTLSeconds) * 1000
         accounts = AccountHandlers(
-            accounts: accountStore, sessions: sessionStore, hasher: hasher, sessionTTLMs: sessionTTLMs, clock: clock)
+            accounts: accountStore, sessions: sessionStore, hasher: hasher, sessionTTLMs: sessionTTLMs, clock: clock,
+            words: configuration.words)
+        if !configuration.words.isEmpty {
+            logger.info(
+                "moderation.words", metadata: ["terms": "\(configuration.words.count)", "setting": WordList.variable])
+        }
         sessions = SessionHandlers(
             accounts: accountStore, sessions: sessionStore, hasher: hasher, throttle: throttle,
             sessionTTLMs: sessionTTLMs, clock: clock)

@@ -1,6 +1,7 @@
 import BackendKit
 import Foundation
 import Media
+import Messages
 import ServiceKit
 import Storage
 import Support
@@ -58,10 +59,17 @@ struct ProfileApp: ServiceApp {
         let idempotent = IdempotentWrites(store: idempotency, crashAfterWriteFile: configuration.crashAfterKeyedWriteFile)
         self.replica = replica
         profiles = ProfileHandlers(
-            users: users, posts: postStore, auth: auth, crashOnCreateFile: configuration.crashOnCreateFile)
+            users: users, posts: postStore, auth: auth, crashOnCreateFile: configuration.crashOnCreateFile,
+            words: configuration.words)
         posts = PostHandlers(
-            users: users, posts: postStore, idempotent: idempotent, released: { await collector.released() })
-        engagement = EngagementHandlers(users: users, engagement: engagementStore, idempotent: idempotent)
+            users: users, posts: postStore, idempotent: idempotent, released: { await collector.released() },
+            words: configuration.words)
+        engagement = EngagementHandlers(
+            users: users, engagement: engagementStore, idempotent: idempotent, words: configuration.words)
+        if !configuration.words.isEmpty {
+            logger.info(
+                "moderation.words", metadata: ["terms": "\(configuration.words.count)", "setting": WordList.variable])
+        }
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))
         media = MediaHandlers(
             records: records, users: users, posts: posts, files: files, processor: try MediaProcessor(),

@@ -81,7 +81,9 @@ struct AuthController: Controller {
 
     /// `POST /v1/auth/register` `{email, username, password, name?, birthDate?, gender?}` → 201
     /// `{user: Me, token, expiresAt}`. Every field error at once: AuthService and ProfileService
-    /// check their fields together before the account is created.
+    /// check their fields together before the account is created. The word list's refusals (422
+    /// `objectionable_content`: a username or name with a listed term) come once every field is
+    /// otherwise valid, both services' at once.
     func register(_ request: Request) async throws -> HTTPResponse {
         let body = try request.decode(RegisterBody.self)
         let (email, username, password) = (body.email, body.username, body.password)
@@ -94,11 +96,16 @@ struct AuthController: Controller {
         async let profileCheck = check {
             _ = try await profile.call(Profile.CheckProfileFields.self, .init(name: name, birthDate: birthDate, gender: gender))
         }
-        let (identityError, profileError) = try await (identityCheck, profileCheck)
+        let (identityCheckError, profileCheckError) = try await (identityCheck, profileCheck)
+        let objectionable = [identityCheckError, profileCheckError].compactMap { $0 }.filter { $0.status == 422 }
+        let (identityError, profileError) = (
+            identityCheckError.flatMap { $0.status == 400 ? $0 : nil }, profileCheckError.flatMap { $0.status == 400 ? $0 : nil }
+        )
         let fieldErrors =
             shapeProblems.flatMap { $0.errors ?? [] } + (identityError?.fields ?? []) + (profileError?.fields ?? [])
         switch (shapeProblems.count, identityError, profileError) {
-        case (0, nil, nil): break
+        case (0, nil, nil):
+            if !objectionable.isEmpty { throw ServiceError.objectionableContent(objectionable.flatMap { $0.fields ?? [] }) }
         case (0, let error?, nil), (0, nil, let error?): throw error
         case (1, nil, nil): throw shapeProblems[0]
         default: throw ServiceError.validation(fieldErrors)
@@ -126,12 +133,15 @@ struct AuthController: Controller {
         }
     }
 
-    /// The validation failure of a check (nil when it passed); other errors are thrown.
+    /// The validation failure of a check (nil when it passed): 400 with fields, or the word
+    /// list's 422 `objectionable_content`; other errors are thrown.
     private func check(_ body: () async throws -> Void) async throws -> ServiceError? {
         do {
             try await body()
             return nil
-        } catch let error as ServiceError where error.status == 400 && error.fields != nil {
+        } catch let error as ServiceError
+            where error.fields != nil && (error.status == 400 || error.errorCode == .objectionableContent)
+        {
             return error
         }
     }

@@ -1,3 +1,4 @@
+import Messages
 import Support
 
 /// ProfileService settings from the environment, each defaulting to the seeds' value.
@@ -46,10 +47,16 @@ struct ProfileConfiguration: Sendable {
     /// process exits at once (status 70), as if killed between the commit and the reply.
     var crashAfterKeyedWriteFile: String?
 
+    /// `MODERATION_WORDS_FILE`: the operator's word list (`WordList`); captions, comments, bios
+    /// and names containing a listed term are refused with 422 `objectionable_content`. Unset:
+    /// nothing is refused.
+    var words = WordList.empty
+
     /// The defaults.
     init() {}
 
-    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range.
+    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range, or
+    ///   `MODERATION_WORDS_FILE` when its file cannot be read or holds an unusable term.
     init(env: Environment) throws {
         termsURL = env.string("PROFILE_TERMS_URL", default: termsURL)
         privacyURL = env.string("PROFILE_PRIVACY_URL", default: privacyURL)
@@ -68,5 +75,6 @@ struct ProfileConfiguration: Sendable {
         erasureBatch = try env.int("PROFILE_ERASURE_BATCH", default: erasureBatch, range: 1...100_000)
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
         crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
+        words = try WordList(env: env)
     }
 }

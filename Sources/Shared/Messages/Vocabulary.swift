@@ -161,6 +161,10 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     case privateAccount
     /// 409: an action toward a user the caller blocks (unblock first).
     case blocking
+    /// 422: a caption, comment, bio, name or username containing a term of the operator's word
+    /// list (`WordList`, `MODERATION_WORDS_FILE`; API.md "Privacy and safety"), each refused
+    /// field named with this code.
+    case objectionableContent
     /// 403: login, or a moderator's suspension of an account that is already gone, for an
     /// account a moderator suspended (API.md "Account lifecycle and moderation").
     case accountSuspended
@@ -176,7 +180,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
         .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse, .cannotBlockSelf,
-        .cannotMuteSelf, .privateAccount, .blocking, .accountSuspended,
+        .cannotMuteSelf, .privateAccount, .blocking, .objectionableContent, .accountSuspended,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -250,6 +254,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .cannotMuteSelf: "cannot_mute_self"
         case .privateAccount: "private_account"
         case .blocking: "blocking"
+        case .objectionableContent: "objectionable_content"
         case .accountSuspended: "account_suspended"
         case .unknown(let s): s
         }
