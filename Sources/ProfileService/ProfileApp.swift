@@ -85,7 +85,7 @@ struct ProfileApp: ServiceApp {
         accountStates = AccountStateHandlers(database: database, erasures: erasures)
         eraser = AccountEraser(
             database: database, files: files, doorbell: erasures, batch: configuration.erasureBatch, intervalMs: 1_000,
-            logger: logger)
+            logger: logger, hold: TestHold(path: configuration.erasureHoldFile))
     }
 
     func register(on host: ServiceHost) {

@@ -37,6 +37,9 @@ struct ProfileConfiguration: Sendable {
     /// `PROFILE_ERASURE_BATCH`: most rows one transaction of a deleted account's erasure deletes
     /// (1...100,000, default 500), so no batch holds the write lock for long.
     var erasureBatch = 500
+    /// `PROFILE_TEST_ERASURE_HOLD_FILE` (tests only; default none): the erasure waits between
+    /// batches while this file holds a number no greater than the batches done (`TestHold`).
+    var erasureHoldFile: String?
     /// `PROFILE_TEST_CRASH_ON_CREATE_FILE` (tests only; default none): when a `profile.create`
     /// arrives and this file exists, the file is removed and the process exits at once (status
     /// 70), as if killed after AuthService made the account and before its profile existed.
@@ -73,6 +76,7 @@ struct ProfileConfiguration: Sendable {
         idempotencyPurgeIntervalMs = try env.int(
             "PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS", default: idempotencyPurgeIntervalMs, range: 1_000...Int(Int32.max))
         erasureBatch = try env.int("PROFILE_ERASURE_BATCH", default: erasureBatch, range: 1...100_000)
+        erasureHoldFile = env.optionalString("PROFILE_TEST_ERASURE_HOLD_FILE")
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
         crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
         words = try WordList(env: env)

@@ -35,6 +35,8 @@ struct AccountEraser: Service {
     /// How often it looks for work without a ring, in ms.
     let intervalMs: Int
     let logger: Logger
+    /// Where a test holds it between batches (`PROFILE_TEST_ERASURE_HOLD_FILE`).
+    var hold = TestHold(path: nil)
 
     /// Erasures started before this many ms ago are logged as late at each batch (1 hour).
     static let lateAfterMs: Int64 = 3_600_000
@@ -95,6 +97,7 @@ struct AccountEraser: Service {
                 report.rows += rows
                 report.longestBatchMs = max(report.longestBatchMs, ms)
                 logger.debug("erasure.batch", metadata: ["user.id": userId, "step": "\(step)", "ms": "\(ms)"])
+                await hold.wait(done: report.batches, logger: logger, job: "profile.erasure")
             case .finished:
                 report.totalMs = Self.ms(ContinuousClock.now - start)
                 logger.info(
