@@ -2,6 +2,7 @@ import Foundation
 import Harness
 import Messages
 import Storage
+import Support
 import Testing
 import Wire
 
@@ -103,7 +104,10 @@ struct AccountErasureTests {
                 Set(
                     try c.query("SELECT recipient, type, grp FROM all_notifications WHERE actor = \(subject) AND grp IS NOT NULL")
                         .map { "\($0.values)" }),
-                Set(try c.query("SELECT recipient FROM all_notifications WHERE actor = \(subject)").map { try $0.int64("recipient") })
+                Set(
+                    try c.query("SELECT recipient FROM all_notifications WHERE actor = \(subject)").map {
+                        try $0.int64("recipient")
+                    })
             )
         }
         let counts = try await Self.counts(db)
@@ -136,7 +140,7 @@ struct AccountErasureTests {
         for (user, count) in expected { #expect(after[user]! == count, "counts of \(user)") }
         // Groups without the subject's rows are as they were; the others agree with their rows.
         let groupsAfter = try await Self.groups(db)
-        for (key, row) in groups where !touchedGroups.contains(key) && !key.hasPrefix("[.int(\(subject)),") {
+        for (key, row) in groups where !touchedGroups.contains(key) && !Self.row(key, startsWith: subject) {
             #expect(groupsAfter[key] == row, "group \(key)")
         }
         // Read marks never move; seq floors and removed counts move only for the recipients of the
@@ -144,15 +148,21 @@ struct AccountErasureTests {
         let marksAfter = try await db.read { c in
             try c.query("SELECT recipient, read_seq, head_floor, removed_unread FROM recipients").map { "\($0.values)" }
         }
-        for mark in marks where !recipients.contains(where: { mark.hasPrefix("[.int(\($0)),") }) && !mark.hasPrefix("[.int(\(subject)),") {
+        for mark in marks
+        where !recipients.contains(where: { Self.row(mark, startsWith: $0) }) && !Self.row(mark, startsWith: subject) {
             #expect(marksAfter.contains(mark), "\(mark)")
         }
         let tombstonesAfter = Set(
             try await db.read { c in try c.query("SELECT * FROM removed_unread").map { "\($0.values)" } })
-        for t in tombstones where !t.hasPrefix("[.int(\(subject)),") { #expect(tombstonesAfter.contains(t), "\(t)") }
+        for t in tombstones where !Self.row(t, startsWith: subject) { #expect(tombstonesAfter.contains(t), "\(t)") }
         for t in tombstonesAfter.subtracting(tombstones) {
-            #expect(recipients.contains { t.hasPrefix("[.int(\($0)),") }, "\(t)")
+            #expect(recipients.contains { Self.row(t, startsWith: $0) }, "\(t)")
         }
+    }
+
+    /// Whether `row` (a row's values as text, `"\(row.values)"`) starts with the key `key`.
+    static func row(_ row: String, startsWith key: Int64) -> Bool {
+        row.hasPrefix(String("\([SQLValue.int(key)])".dropLast()) + ",")
     }
 
     static func counts(_ db: Database) async throws -> [Int64: (followers: Int64, following: Int64)] {
@@ -254,6 +264,43 @@ struct AccountErasureTests {
             batches += 1
         }
         #expect(batches > 10)
+        try await Self.expectErased(w)
+    }
+
+    /// The running worker waits between an erasure's batches while
+    /// `NOTIFICATION_TEST_ERASURE_HOLD_FILE` holds a number no greater than the batches it did
+    /// (`TestHold`, as ProfileService's erasure does), and goes on to the end once it is removed.
+    @Test func aTestHoldStopsTheErasureBetweenBatches() async throws {
+        let w = try await AccountWorld.make(accountBatch: 2)
+        defer { w.stop() }
+        let file = w.service.directory + "/erasure-hold"
+        try "2".write(toFile: file, atomically: true, encoding: .utf8)
+        let worker = AccountWorker(
+            database: w.service.database, batch: 2, logger: InProcessService.logger, hold: TestHold(path: file))
+        try await Self.erase(w)
+        let running = Task { await worker.run() }
+        defer { running.cancel() }
+        let subject = try await w.service.key(w.subject)
+        let turns = { @Sendable () async throws -> Int64? in
+            try await w.service.database.read { c in
+                try c.scalar("SELECT turn FROM account_jobs WHERE user_key = \(subject)")
+            }
+        }
+        /// Polls `condition` every 20 ms for up to 10 s.
+        func waitUntil(_ condition: () async throws -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while try await !condition() {
+                guard ContinuousClock.now < deadline else { throw TestSupportError("timed out") }
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
+        try await waitUntil { try await turns() == 2 }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await turns() == 2, "held after two batches")
+        #expect(try await Self.erasedEvents(w).isEmpty)
+        try FileManager.default.removeItem(atPath: file)
+        try await waitUntil { try await Self.erasedEvents(w).count == 1 }
+        #expect(try await turns() == nil)
         try await Self.expectErased(w)
     }
 }

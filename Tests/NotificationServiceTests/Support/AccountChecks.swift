@@ -28,7 +28,16 @@ enum AccountChecks {
         ("removed_unread", { "recipient = \($0)" }),
         ("recipients", { "recipient = \($0)" }),
         ("push_suppressed", { "recipient = \($0) OR actor = \($0)" }),
-        ("push_queue", { "recipient = \($0)" }),
+        // A queued push refers to its notification's actor too: it goes with the notification.
+        (
+            "push_queue",
+            {
+                """
+                recipient = \($0) OR EXISTS (SELECT 1 FROM all_notifications n
+                    WHERE n.recipient = push_queue.recipient AND n.seq = push_queue.seq AND n.actor = \($0))
+                """
+            }
+        ),
         ("devices", { "user_key = \($0)" }),
         ("device_sessions", { "user_key = \($0)" }),
         ("device_moves", { "user_key = \($0)" }),

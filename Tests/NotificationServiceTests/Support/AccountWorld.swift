@@ -95,7 +95,8 @@ struct AccountWorld {
     private func populate() async throws {
         let s = service
         let store = s.app.devices.store
-        _ = try await store.register(.init(userId: subject.id, sessionId: "s-subject", token: testToken(1), environment: "sandbox"))
+        _ = try await store.register(
+            .init(userId: subject.id, sessionId: "s-subject", token: testToken(1), environment: "sandbox"))
         _ = try await store.register(.init(userId: alice.id, sessionId: "s-alice", token: testToken(2), environment: "sandbox"))
         _ = try await store.updatePreferences(.init(userId: subject.id, like: false))
         for user in [subject, alice, bob, carol] { try await feed.emit(Profile.ProfileChanged(user: profile(user))) }
