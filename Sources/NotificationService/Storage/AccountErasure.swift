@@ -126,7 +126,8 @@ enum AccountErasure {
                 try DeviceStore.delete(deviceKey: try row.int64("key"), in: tx)
                 done += 1
             }
-            done += try deleteFirst("device_sessions", key: "session_id", where: "user_key = \(user)", limit: limit - done, in: tx)
+            done += try deleteFirst(
+                "device_sessions", key: "session_id", where: "user_key = \(user)", limit: limit - done, in: tx)
             done += try deleteFirst("device_moves", key: "user_key, at", where: "user_key = \(user)", limit: limit - done, in: tx)
             guard done < limit else { return (done, 0) }
             try tx.query("DELETE FROM push_preferences WHERE user_key = \(user)")

@@ -53,8 +53,10 @@ enum Relations {
     static func lockPair(_ a: Int64, _ b: Int64, shared: Bool, in tx: Transaction) throws {
         let (low, high) = (min(a, b), max(a, b))
         try lock(
-            [(pairSpace, hash(low &* 0x5851_F42D_4C95_7F2D ^ high), shared), (accountSpace, hash(a), true),
-                (accountSpace, hash(b), true)],
+            [
+                (pairSpace, hash(low &* 0x5851_F42D_4C95_7F2D ^ high), shared), (accountSpace, hash(a), true),
+                (accountSpace, hash(b), true),
+            ],
             in: tx)
     }
 
