@@ -29,6 +29,7 @@ import Storage
 /// The caller emits `notification.account.erased` in the transaction of the batch that reaches
 /// `done`.
 enum AccountErasure {
+    /// The phases, in order (see the type); stored in `account_jobs.phase`, so never renumbered.
     enum Phase: Int64, CaseIterable, Sendable {
         case fanOuts = 0
         case byActor, toUser, followers, following, requests, blocks, mutes, pushes, devices, groups, posts, account
