@@ -42,7 +42,10 @@ enum ErasureBenchmark {
         let cluster = Cluster(
             dataDirectory: dir,
             extraEnvironment: auth.environment().merging(profile.environment(prefix: "PROFILE")) { $1 }
-                .merging(["LOG_LEVEL": "warning", "ALLOW_IMPORTS": "1", "NOTIFICATION_ERASURE_BATCH": "\(batch)"]) {
+                .merging([
+                    "LOG_LEVEL": ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "warning", "ALLOW_IMPORTS": "1",
+                    "NOTIFICATION_ERASURE_BATCH": "\(batch)",
+                ]) {
                     $1
                 })
         try await cluster.start("notification")

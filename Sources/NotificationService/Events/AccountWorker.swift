@@ -66,6 +66,8 @@ final class AccountWorker: Service {
         var bodyUs: Int64
         /// The job's batches in this process so far, this one included (0 until counted).
         var batches = 0
+        /// An erasure's phase when the batch began (`AccountErasure.Phase`; nil for other kinds).
+        var phase: AccountErasure.Phase?
     }
 
     /// - Parameters:
@@ -147,6 +149,7 @@ final class AccountWorker: Service {
             let progress = try NotificationWriter.byKey(tx.connection) {
                 try AccountErasure.step(user: job.user, phase: phase, lastKey: job.lastKey, limit: limit, in: tx)
             }
+            outcome.phase = phase
             outcome.rows = progress.rows
             outcome.done = progress.phase == .done
             if outcome.done {
@@ -183,6 +186,12 @@ final class AccountWorker: Service {
             c["accounts.longest_write_us"] = max(c["accounts.longest_write_us"] ?? 0, writeUs)
             if outcome.done { c["accounts.\(outcome.kind.rawValue).done", default: 0] += 1 }
         }
+        logger.debug(
+            "accounts.batch",
+            metadata: [
+                "user.id": outcome.userId, "kind": outcome.kind.rawValue, "phase": "\(outcome.phase.map { "\($0)" } ?? "-")",
+                "rows": "\(outcome.rows)", "batch_us": "\(outcome.bodyUs)", "write_us": "\(writeUs)",
+            ])
         guard outcome.done else { return seen.batches }
         let totalMs = Timestamp.nowMs() - outcome.startedAt
         if outcome.kind == .erase {
