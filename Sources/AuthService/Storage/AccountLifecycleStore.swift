@@ -191,9 +191,30 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
             """
         )
         try tx.query("DELETE FROM users WHERE id = \(userId)")
+        try redactEvents(of: userId, in: tx)
         try tx.emit(
             Auth.AccountDeleted(
                 userId: userId, startedAt: Timestamp.format(ms: account.deletionStartedAt ?? now),
                 doneAt: Timestamp.format(ms: now)))
+    }
+
+    /// Redacts the account's past events in AuthService's outbox (`Outbox.redact`): its
+    /// registration, renames and session ends become `redacted`, and an import batch keeps its
+    /// other accounts; the lifecycle's own events (ids and times only) stay. It runs last in the
+    /// saga, when every subscriber has done with the account (its `notification.account.erased`
+    /// came after everything they had of it), so nothing a subscriber still needs is lost. One
+    /// scan of the outbox per deletion (bodies matched with LIKE, no index).
+    /// - Throws: the engine's error.
+    static func redactEvents(of userId: String, in tx: Transaction) throws {
+        let imported: @Sendable (String) -> String? = { body in
+            guard var event = try? WireJSON.decode(Auth.UsersImported.self, from: Array(body.utf8)) else { return nil }
+            event.identities.removeAll { $0.id == userId }
+            guard !event.identities.isEmpty, let bytes = try? WireJSON.encode(event) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        try Outbox.redact(
+            mentioning: userId, after: 0, through: Outbox.head(in: tx),
+            keeping: [Auth.AccountStateChanged.type, Auth.AccountDeleted.type],
+            rewrite: [Auth.UsersImported.type: imported], in: tx)
     }
 }

@@ -92,6 +92,16 @@ import Wire
                 + (try c.scalar("SELECT count(*) FROM sessions WHERE user_id = \(alice.identity.id)")!)
         }
         #expect(rows == 0)
+        // The outbox (kept for replay) holds nothing of alice but the lifecycle's ids and times:
+        // her registration is redacted, bob's stays.
+        let outbox = try await auth.database.read { c in
+            try c.query("SELECT type, body FROM outbox ORDER BY seq").map { (try $0.string("type"), try $0.string("body")) }
+        }
+        let naming = outbox.filter { $0.1.contains(alice.identity.id) }.map(\.0)
+        #expect(Set(naming) == [Auth.AccountStateChanged.type, Auth.AccountDeleted.type], "\(naming)")
+        #expect(!outbox.contains { $0.1.contains("alice@example.com") })
+        #expect(outbox.contains { $0.0 == Outbox.redactedType && $0.1 == "{}" })
+        #expect(outbox.contains { $0.0 == Auth.UserRegistered.type && $0.1.contains(bob.identity.id) })
         // Replayed, it does nothing more; the name and email are free.
         try await auth.database.write { tx in
             try SQLAccountLifecycleStore.finishDeletion(userId: alice.identity.id, now: auth.clock.now, in: tx)
