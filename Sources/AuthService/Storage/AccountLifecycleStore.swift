@@ -182,8 +182,10 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
     /// The saga's last step (`notification.account.erased`), in the subscriber's transaction:
     /// deletes the account's sessions, its login failures and the account, and emits
     /// `auth.account.deleted`. Nothing when the account is not being deleted (a replayed event).
-    static func finishDeletion(userId: String, now: Int64, in tx: Transaction) throws {
-        guard let account = try locked(userId, in: tx), account.state == .deleting else { return }
+    /// - Returns: how long the deletion took, from its start, in ms; nil when nothing was done.
+    @discardableResult
+    static func finishDeletion(userId: String, now: Int64, in tx: Transaction) throws -> Int64? {
+        guard let account = try locked(userId, in: tx), account.state == .deleting else { return nil }
         try tx.query("DELETE FROM sessions WHERE user_id = \(userId)")
         try tx.query(
             """
@@ -196,6 +198,7 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
             Auth.AccountDeleted(
                 userId: userId, startedAt: Timestamp.format(ms: account.deletionStartedAt ?? now),
                 doneAt: Timestamp.format(ms: now)))
+        return now - (account.deletionStartedAt ?? now)
     }
 
     /// Redacts the account's past events in AuthService's outbox (`Outbox.redact`): its

@@ -93,7 +93,8 @@ struct AccountLifecycleEndToEndTests {
         // Nothing changed yet: the other session still works.
         #expect(try http.request("GET", "/v1/me", token: other).status == 200)
 
-        let changed = try call("PUT", "/v1/me/password", alice, ["currentPassword": Self.password, "newPassword": "new-horse-42"])
+        let changed = try call(
+            "PUT", "/v1/me/password", alice, ["currentPassword": Self.password, "newPassword": "new-horse-42"])
         #expect(changed.status == 204, "\(changed.text)")
         #expect(try http.request("GET", "/v1/me", token: other).status == 401)
         #expect(await stream.waitForClose())
