@@ -64,6 +64,9 @@ struct AccountEraser: Service {
         while !Task.isCancelled {
             do {
                 while !Task.isCancelled, let userId = try await next() { _ = try await erase(userId) }
+                while !Task.isCancelled, let userId = try await database.read({ try EventRedaction.next(on: $0) }) {
+                    try await redactEvents(of: userId)
+                }
             } catch is CancellationError {
                 return
             } catch {
@@ -113,6 +116,22 @@ struct AccountEraser: Service {
             }
         }
         throw CancellationError()
+    }
+
+    /// Redacts `userId`'s past events (`EventRedaction`), a window of 20 × `batch` seqs per
+    /// transaction. - Returns: how many events were redacted.
+    /// - Throws: the engine's error.
+    @discardableResult
+    func redactEvents(of userId: String) async throws -> Int {
+        var total = 0
+        let window = batch * 20
+        while !Task.isCancelled,
+            let n = try await database.write({ try EventRedaction.step(userId, window: window, in: $0) })
+        {
+            total += n
+        }
+        logger.info("erasure.events_redacted", metadata: ["user.id": userId, "events": "\(total)"])
+        return total
     }
 
     static func ms(_ d: Duration) -> Double {

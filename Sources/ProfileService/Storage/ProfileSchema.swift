@@ -221,5 +221,6 @@ enum ProfileSchema {
                     """),
             Visibility.migration(for: "profile.7-privacy-and-safety"),
             AccountStates.migration(for: "profile.8-account-lifecycle"),
+            EventRedaction.migration(for: "profile.10-event-redaction"),
         ]
 }
