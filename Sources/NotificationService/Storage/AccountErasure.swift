@@ -23,8 +23,8 @@ import Storage
 ///    preferences.
 /// 10. `groups`: the user's groups, unread tombstones and held group positions.
 /// 11. `posts`: the user's post rows (their notifications went in phases 1 and 2) and purges.
-/// 12. `account`: the user's counters, read marks, private flag, actor profile and username
-///     (the `identities` row stays with its id only, beside the `account_states` tombstone).
+/// 12. `account`: the user's counters, read marks, private flag, actor profile and identity
+///     replica row (`identities`); the `account_states` tombstone stays, with the id.
 ///
 /// The caller emits `notification.account.erased` in the transaction of the batch that reaches
 /// `done`.
@@ -163,7 +163,7 @@ enum AccountErasure {
             for statement: SQL in [
                 "DELETE FROM recipients WHERE recipient = \(user)", "DELETE FROM follow_counts WHERE \"user\" = \(user)",
                 "DELETE FROM private_accounts WHERE \"user\" = \(user)", "DELETE FROM actor_profiles WHERE actor = \(user)",
-                "UPDATE identities SET username = NULL WHERE key = \(user) AND username IS NOT NULL",
+                "DELETE FROM identities WHERE key = \(user)",
             ] {
                 try tx.query(statement)
                 done += c.changes

@@ -46,8 +46,8 @@ enum AccountJobs {
         guard
             let row = try tx.connection.queryOne(
                 """
-                SELECT j.user_key, i.id, j.phase, j.last_key, j.started_at FROM account_jobs j
-                JOIN identities i ON i.key = j.user_key
+                SELECT j.user_key, s.user_id AS id, j.phase, j.last_key, j.started_at FROM account_jobs j
+                JOIN account_states s ON s.user_key = j.user_key
                 ORDER BY j.turn, j.user_key LIMIT 1\(SQL.forUpdateSkipLocked(of: "j"))
                 """)
         else { return nil }

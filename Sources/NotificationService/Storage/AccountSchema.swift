@@ -4,11 +4,12 @@ import Storage
 /// "Account lifecycle and moderation"), the same on both engines;
 /// users are `identities.key`:
 ///
-/// - `account_states(user_key, state, version, changed_at)`: the state of each account whose
-///   state ever changed (no row: active). `state` is `AccountState` (0 active, 1 suspended,
-///   2 deleting, 3 erased); `version` AuthService's version of it (a state applies only when
-///   newer); `changed_at` Unix ms. An erased account keeps its row for good: the tombstone that
-///   makes late events about it change nothing (its `identities` row stays too, id only).
+/// - `account_states(user_key, user_id, state, version, changed_at)`: the state of each account
+///   whose state ever changed (no row: active), by key and by AuthService's id. `state` is
+///   `AccountState` (0 active, 1 suspended, 2 deleting, 3 erased); `version` AuthService's
+///   version of it (a state applies only when newer); `changed_at` Unix ms. An erased account
+///   keeps its row for good: the tombstone that makes late events about it change nothing (its
+///   `identities` row is deleted; `Keys.user` answers the tombstone's key for its id).
 /// - `account_jobs(user_key, phase, last_key, turn, started_at)`: accounts whose notifications are
 ///   being moved aside, back, or erased (`AccountWorker`): `phase` and `last_key` are the erasure's
 ///   place (`AccountErasure.Phase`, a key cursor), `turn` the batches taken (the worker takes the
@@ -28,8 +29,9 @@ import Storage
 /// - `mutes_by_muted`, `push_suppressed_by_actor`: the rows an erasure finds from the other side.
 /// - `device_sessions.user_key`: whose session (NULL for one recorded before this migration and
 ///   no device names), `device_sessions_by_user`.
-/// - A trigger keeps an erased account's `identities.username` NULL whatever the replica applies
-///   later (a late `auth.user.changed`, a lookup answered before AuthService deleted the account).
+/// - A trigger keeps an erased account out of `identities` whatever the replica applies later (a
+///   late `auth.user.changed`, a lookup answered before AuthService deleted the account): its
+///   insert is skipped.
 enum AccountSchema {
     static func migration(for id: String) -> Migration {
         let int = SQL.bigint
@@ -38,32 +40,33 @@ enum AccountSchema {
         let erased = AccountState.erased.rawValue
         let trigger = SQL.dialect(
             sqlite: """
-                CREATE TRIGGER identities_erased_nameless AFTER UPDATE OF username ON identities
-                    WHEN NEW.username IS NOT NULL
-                        AND EXISTS (SELECT 1 FROM account_states s WHERE s.user_key = NEW.key AND s.state = \(erased))
+                CREATE TRIGGER identities_not_erased BEFORE INSERT ON identities
+                    WHEN EXISTS (SELECT 1 FROM account_states s WHERE s.user_id = NEW.id AND s.state = \(erased))
                 BEGIN
-                    UPDATE identities SET username = NULL WHERE key = NEW.key;
+                    SELECT RAISE(IGNORE);
                 END;
                 """,
             postgres: """
-                CREATE FUNCTION identities_erased_nameless() RETURNS trigger LANGUAGE plpgsql AS $$
+                CREATE FUNCTION identities_not_erased() RETURNS trigger LANGUAGE plpgsql AS $$
                 BEGIN
-                    IF EXISTS (SELECT 1 FROM account_states s WHERE s.user_key = NEW.key AND s.state = \(erased)) THEN
-                        NEW.username := NULL;
+                    IF EXISTS (SELECT 1 FROM account_states s WHERE s.user_id = NEW.id AND s.state = \(erased)) THEN
+                        RETURN NULL;
                     END IF;
                     RETURN NEW;
                 END $$;
-                CREATE TRIGGER identities_erased_nameless BEFORE UPDATE ON identities
-                    FOR EACH ROW WHEN (NEW.username IS NOT NULL) EXECUTE FUNCTION identities_erased_nameless();
+                CREATE TRIGGER identities_not_erased BEFORE INSERT ON identities
+                    FOR EACH ROW EXECUTE FUNCTION identities_not_erased();
                 """)
         return Migration(
             id,
             """
             CREATE TABLE account_states(
                 user_key \(int) PRIMARY KEY,
+                user_id TEXT NOT NULL,
                 state \(int) NOT NULL,
                 version \(int) NOT NULL,
                 changed_at \(int) NOT NULL);
+            CREATE UNIQUE INDEX account_states_by_id ON account_states(user_id);
             CREATE TABLE account_jobs(
                 user_key \(int) PRIMARY KEY,
                 phase \(int) NOT NULL DEFAULT 0,

@@ -46,10 +46,7 @@ enum AccountStates {
     /// - Throws: `DatabaseError`.
     static func isErased(id: String, on c: DatabaseConnection) throws -> Bool {
         try c.exists(
-            """
-            SELECT 1 FROM identities i JOIN account_states s ON s.user_key = i.key
-            WHERE i.id = \(id) AND s.state = \(literal: AccountState.erased.rawValue)
-            """)
+            "SELECT 1 FROM account_states WHERE user_id = \(id) AND state = \(literal: AccountState.erased.rawValue)")
     }
 
     /// Whether any of the accounts with ids `ids` is erased. - Throws: `DatabaseError`.
@@ -94,7 +91,8 @@ enum AccountStates {
         let new = AccountState(state)
         try tx.query(
             """
-            INSERT INTO account_states(user_key, state, version, changed_at) VALUES (\(user), \(new.rawValue), \(version), \(nowMs))
+            INSERT INTO account_states(user_key, user_id, state, version, changed_at)
+                VALUES (\(user), \(userId), \(new.rawValue), \(version), \(nowMs))
             ON CONFLICT(user_key) DO UPDATE SET state = excluded.state, version = excluded.version,
                 changed_at = excluded.changed_at
             """)
@@ -115,8 +113,8 @@ enum AccountStates {
         if try state(user, on: tx.connection) == .erased { return false }
         try tx.query(
             """
-            INSERT INTO account_states(user_key, state, version, changed_at)
-                VALUES (\(user), \(AccountState.erased.rawValue), 0, \(nowMs))
+            INSERT INTO account_states(user_key, user_id, state, version, changed_at)
+                VALUES (\(user), \(userId), \(AccountState.erased.rawValue), 0, \(nowMs))
             ON CONFLICT(user_key) DO UPDATE SET state = excluded.state, changed_at = excluded.changed_at
             """)
         try AccountJobs.startErasure(user, nowMs: nowMs, in: tx)

@@ -20,9 +20,16 @@ enum Keys {
         return key
     }
 
-    /// The key of user `id`, nil when this database has never seen it. - Throws: the engine's error.
+    /// The key of user `id`, nil when this database has never seen it. An erased account's is its
+    /// tombstone's (`account_states`: its `identities` row is gone, and none is added again).
+    /// - Throws: the engine's error.
     static func existingUser(_ id: String, on c: DatabaseConnection) throws -> Int64? {
-        try c.scalar("SELECT key FROM identities WHERE id = \(id)")
+        try c.scalar(
+            """
+            SELECT COALESCE(
+                (SELECT s.user_key FROM account_states s WHERE s.user_id = \(id) AND s.state = \(literal: AccountState.erased.rawValue)),
+                (SELECT i.key FROM identities i WHERE i.id = \(id)))
+            """)
     }
 
     /// The key of post `id`, adding the post or updating its thumbnail URL when one is given, and

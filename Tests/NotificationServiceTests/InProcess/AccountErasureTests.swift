@@ -39,6 +39,11 @@ struct AccountErasureTests {
         #expect(
             try await w.service.database.read { try AccountStates.state(subject, on: $0) } == .erased,
             sourceLocation: sourceLocation)
+        // The identity replica's row is gone too: only the tombstone knows the id.
+        let id = w.subject.id
+        #expect(
+            try await w.service.database.read { c in try c.scalar("SELECT COUNT(*) FROM identities WHERE id = \(id)") } == 0,
+            sourceLocation: sourceLocation)
     }
 
     /// Erased straight away, or after a suspension (its notifications held) and the deletion's
