@@ -7,7 +7,7 @@ import Support
 import Wire
 
 /// AuthService: accounts, password hashes, sessions and account states; publishes `auth.*`
-/// events; applies NotificationService's `notification.account.erased`, the last step of an
+/// events; applies ProfileService's `profile.account.redacted`, the last step of an
 /// account's deletion (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).
 struct AuthApp: ServiceApp {
     static let description = ServiceDescription.auth
@@ -69,10 +69,10 @@ struct AuthApp: ServiceApp {
         lifecycle.register(on: host)
     }
 
-    /// The deletion saga's last step comes from NotificationService (`Auth` in Messages).
+    /// The deletion saga's last step comes from ProfileService (`Auth` in Messages).
     func subscribe(_ events: EventSubscriptions) throws {
         let (clock, logger) = (self.clock, self.logger)
-        try events.subscribe(to: .notification) { LifecycleHandlers.subscribe($0, clock: clock, logger: logger) }
+        try events.subscribe(to: .profile) { LifecycleHandlers.subscribe($0, clock: clock, logger: logger) }
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {

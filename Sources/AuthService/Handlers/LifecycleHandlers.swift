@@ -4,7 +4,7 @@ import Support
 import Wire
 
 /// `auth.change_password`, `auth.delete_account`, `auth.set_suspension`, `auth.account_states`,
-/// and the last step of the deletion saga (`notification.account.erased`).
+/// and the last step of the deletion saga (`profile.account.redacted`).
 struct LifecycleHandlers: Sendable {
     let lifecycle: any AccountLifecycleStore
     let hasher: PasswordHasher
@@ -24,10 +24,10 @@ struct LifecycleHandlers: Sendable {
         }
     }
 
-    /// The saga's last step: applied from NotificationService's events.
+    /// The saga's last step: applied from ProfileService's `profile.account.redacted`.
     /// Logs `account.deleted` with the deletion's duration (`took_ms`, from the 202) when done.
     static func subscribe(_ subscriber: EventSubscriber, clock: Clock, logger: Logger) {
-        subscriber.on(Notifications.AccountErased.self) { event, tx in
+        subscriber.on(Profile.AccountRedacted.self) { event, tx in
             let userId = event.body.userId
             if let took = try SQLAccountLifecycleStore.finishDeletion(userId: userId, now: clock.now(), in: tx) {
                 logger.info("account.deleted", metadata: ["user.id": userId, "took_ms": "\(took)"])

@@ -179,7 +179,7 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
         }
     }
 
-    /// The saga's last step (`notification.account.erased`), in the subscriber's transaction:
+    /// The saga's last step (`profile.account.redacted`), in the subscriber's transaction:
     /// deletes the account's sessions, its login failures and the account, and emits
     /// `auth.account.deleted`. Nothing when the account is not being deleted (a replayed event).
     /// - Returns: how long the deletion took, from its start, in ms; nil when nothing was done.
@@ -204,7 +204,7 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
     /// Redacts the account's past events in AuthService's outbox (`Outbox.redact`): its
     /// registration, renames and session ends become `redacted`, and an import batch keeps its
     /// other accounts; the lifecycle's own events (ids and times only) stay. It runs last in the
-    /// saga, when every subscriber has done with the account (its `notification.account.erased`
+    /// saga, when every subscriber has done with the account (its `profile.account.redacted`
     /// came after everything they had of it), so nothing a subscriber still needs is lost. One
     /// scan of the outbox per deletion (bodies matched with LIKE, no index).
     /// - Throws: the engine's error.

@@ -147,7 +147,8 @@ final class AccountWorker: Service {
             outcome.kind = .erase
             let phase = AccountErasure.Phase(rawValue: job.phase) ?? .fanOuts
             let progress = try NotificationWriter.byKey(tx.connection) {
-                try AccountErasure.step(user: job.user, phase: phase, lastKey: job.lastKey, limit: limit, in: tx)
+                try AccountErasure.step(
+                    user: job.user, userId: job.userId, phase: phase, lastKey: job.lastKey, limit: limit, in: tx)
             }
             outcome.phase = phase
             outcome.rows = progress.rows

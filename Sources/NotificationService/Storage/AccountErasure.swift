@@ -25,6 +25,8 @@ import Storage
 /// 11. `posts`: the user's post rows (their notifications went in phases 1 and 2) and purges.
 /// 12. `account`: the user's counters, read marks, private flag, actor profile and identity
 ///     replica row (`identities`); the `account_states` tombstone stays, with the id.
+/// 13. `events`: the user's past events in the outbox (the replay log) are redacted
+///     (`Outbox.redact`), a window of 20 × `limit` seqs a batch, `last_key` the last seq scanned.
 ///
 /// The caller emits `notification.account.erased` in the transaction of the batch that reaches
 /// `done`.
@@ -33,6 +35,7 @@ enum AccountErasure {
     enum Phase: Int64, CaseIterable, Sendable {
         case fanOuts = 0
         case byActor, toUser, followers, following, requests, blocks, mutes, pushes, devices, groups, posts, account
+        case events
         case done
     }
 
@@ -47,11 +50,14 @@ enum AccountErasure {
     /// Runs `user`'s erasure from `phase` (at key `lastKey`) for up to `limit` rows, moving on to
     /// the next phase while rows are left in the budget, in `tx`.
     /// - Returns: where it stopped (`done`: nothing of the user is left). - Throws: `DatabaseError`.
-    static func step(user: Int64, phase: Phase, lastKey: Int64, limit: Int, in tx: Transaction) throws -> Progress {
+    static func step(user: Int64, userId: String, phase: Phase, lastKey: Int64, limit: Int, in tx: Transaction) throws
+        -> Progress
+    {
         var progress = Progress(phase: phase, lastKey: lastKey, rows: 0)
         while progress.phase != .done, progress.rows < limit {
             let budget = limit - progress.rows
-            let (rows, last) = try run(progress.phase, user: user, after: progress.lastKey, limit: budget, in: tx)
+            let (rows, last) = try run(
+                progress.phase, user: user, userId: userId, after: progress.lastKey, limit: budget, in: tx)
             progress.rows += rows
             if let last {
                 progress.lastKey = last
@@ -66,7 +72,7 @@ enum AccountErasure {
     /// One phase's work for at most `limit` rows.
     /// - Returns: the rows done and, when the phase is not finished, its key cursor (0 for the
     ///   phases that take the first rows left).
-    private static func run(_ phase: Phase, user: Int64, after: Int64, limit: Int, in tx: Transaction) throws
+    private static func run(_ phase: Phase, user: Int64, userId: String, after: Int64, limit: Int, in tx: Transaction) throws
         -> (rows: Int, last: Int64?)
     {
         let c = tx.connection
@@ -169,6 +175,16 @@ enum AccountErasure {
                 done += c.changes
             }
             return (done, nil)
+        case .events:
+            // The outbox in windows of 20 × `limit` seqs, `after` the last one scanned: the
+            // user's past events are redacted (`Outbox.redact`). ProfileService, their reader,
+            // already ignores the user (it erased it before this erasure began).
+            let head = try Outbox.head(in: tx)
+            guard after < head else { return (0, nil) }
+            let through = min(head, after + Int64(limit) * 20)
+            try Outbox.redact(
+                mentioning: userId, after: after, through: through, keeping: [Notifications.AccountErased.type], in: tx)
+            return (limit, through)
         case .done:
             return (0, nil)
         }

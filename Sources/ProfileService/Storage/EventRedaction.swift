@@ -11,7 +11,8 @@ import Wire
 /// `profile.account.erased`: NotificationService, the subscriber of these events, sends it only
 /// after it has applied every event before `profile.account.erased`, so no event it still needs is
 /// redacted under it. The outbox is walked in windows of `window` seqs, one transaction each, from
-/// `outbox_redactions(user_id, scanned, through)`, resumable after a crash.
+/// `outbox_redactions(user_id, scanned, through)`, resumable after a crash. Its end emits
+/// `profile.account.redacted`, on which AuthService takes the saga's last step.
 enum EventRedaction {
     static func migration(for id: String) -> Migration {
         Migration(
@@ -46,7 +47,7 @@ enum EventRedaction {
     }
 
     /// One window of `userId`'s redaction. - Returns: the events redacted in it, or nil when the
-    /// redaction is done (its row removed).
+    /// redaction is done (its row removed, `profile.account.redacted` emitted).
     static func step(_ userId: String, window: Int, in tx: Transaction) throws -> Int? {
         guard
             let row = try tx.connection.queryOne(
@@ -55,11 +56,13 @@ enum EventRedaction {
         let (scanned, through) = (try row.int64("scanned"), try row.int64("through"))
         guard scanned < through else {
             try tx.query("DELETE FROM outbox_redactions WHERE user_id = \(userId)")
+            try tx.emit(Profile.AccountRedacted(userId: userId))
             return nil
         }
         let upTo = min(through, scanned + Int64(window))
         let n = try Outbox.redact(
-            mentioning: userId, after: scanned, through: upTo, keeping: [Profile.AccountErased.type], in: tx)
+            mentioning: userId, after: scanned, through: upTo,
+            keeping: [Profile.AccountErased.type, Profile.AccountRedacted.type], in: tx)
         try tx.query("UPDATE outbox_redactions SET scanned = \(upTo) WHERE user_id = \(userId)")
         return n
     }

@@ -17,9 +17,13 @@ import Wire
 /// 3. NotificationService (which has applied every event ProfileService emitted before that one)
 ///    erases the follow graph both ways with its counts, requests, blocks, mutes, devices and
 ///    every notification to or by the user with the groups and badges they were in, then emits
-///    `notification.account.erased`.
-/// 4. AuthService deletes the account itself (its username and email are free from then on)
-///    and emits `auth.account.deleted`: the deletion is done when that event exists.
+///    `notification.account.erased`, having first redacted the user's past events in its own
+///    outbox (the replay log; ProfileService, their reader, already ignores the user).
+/// 4. ProfileService, now sure NotificationService has read every event it emitted about the
+///    user, redacts those events in its own outbox and emits `profile.account.redacted`.
+/// 5. AuthService deletes the account itself, redacts its own past events (its username and
+///    email are free from then on) and emits `auth.account.deleted`: the deletion is done when
+///    that event exists.
 extension Auth {
     /// An account's state. `deleting` lasts from `auth.delete_account` until the account is
     /// erased everywhere; then the account does not exist.
@@ -209,6 +213,14 @@ extension Profile {
     /// (reports the user filed stay, without the reporter).
     public struct AccountErased: Event, Equatable {
         public static let type = "profile.account.erased"
+        public var userId: String
+        public init(userId: String) { self.userId = userId }
+    }
+
+    /// Step 4 of the deletion saga (see `Auth`): ProfileService's outbox keeps nothing of the
+    /// user but the saga's own events (ids only).
+    public struct AccountRedacted: Event, Equatable {
+        public static let type = "profile.account.redacted"
         public var userId: String
         public init(userId: String) { self.userId = userId }
     }

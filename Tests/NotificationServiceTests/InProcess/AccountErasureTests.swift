@@ -39,8 +39,13 @@ struct AccountErasureTests {
         #expect(
             try await w.service.database.read { try AccountStates.state(subject, on: $0) } == .erased,
             sourceLocation: sourceLocation)
-        // The identity replica's row is gone too: only the tombstone knows the id.
+        // The identity replica's row is gone too: only the tombstone knows the id; and the
+        // outbox (the replay log) names it only in the erasure's own event.
         let id = w.subject.id
+        let naming = try await w.service.database.outbox(after: 0, limit: 100_000).events.filter {
+            String(decoding: $0.envelope, as: UTF8.self).contains(id)
+        }.map(\.type)
+        #expect(Set(naming).isSubset(of: [Notifications.AccountErased.type]), "\(naming)", sourceLocation: sourceLocation)
         #expect(
             try await w.service.database.read { c in try c.scalar("SELECT COUNT(*) FROM identities WHERE id = \(id)") } == 0,
             sourceLocation: sourceLocation)
