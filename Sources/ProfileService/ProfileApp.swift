@@ -20,6 +20,7 @@ struct ProfileApp: ServiceApp {
     let settings: SettingsHandlers
     let media: MediaHandlers
     let idempotencyPurge: IdempotencyPurge
+    let reports: ReportHandlers
 
     /// - Throws: `ConfigurationError` for a bad `PROFILE_*` value, `ZMQError` when AuthService's
     ///   endpoint is invalid, `MediaError` when the media directory cannot be made or libvips not
@@ -71,6 +72,14 @@ struct ProfileApp: ServiceApp {
             idempotent: idempotent)
         idempotencyPurge = IdempotencyPurge(
             store: idempotency, intervalMs: configuration.idempotencyPurgeIntervalMs, logger: logger)
+        let reportStore = SQLReportStore(database: database)
+        let effects = ModerationEffects(
+            reports: reportStore, posts: postStore,
+            removeComment: { postId, commentId, authorId in
+                try await engagementStore.removeComment(postId: postId, commentId: commentId, authorId: authorId)
+            }, auth: auth, logger: logger, released: { await collector.released() })
+        reports = ReportHandlers(
+            users: users, reports: reportStore, effects: effects, reportsPerHour: configuration.reportsPerHour)
     }
 
     func register(on host: ServiceHost) {
@@ -79,10 +88,14 @@ struct ProfileApp: ServiceApp {
         engagement.register(on: host)
         settings.register(on: host)
         media.register(on: host)
+        reports.register(on: host)
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        [("media.collector", media.collector), ("idempotency.purge", idempotencyPurge)]
+        [
+            ("media.collector", media.collector), ("idempotency.purge", idempotencyPurge),
+            ("moderation.effects", reports.effects),
+        ]
     }
 
     func subscribe(_ events: EventSubscriptions) throws {

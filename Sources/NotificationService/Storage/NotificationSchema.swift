@@ -362,5 +362,6 @@ enum NotificationSchema {
             Migration("notification.16-push-suppressed", "ALTER TABLE notification_suppressed RENAME TO push_suppressed"),
             PushSchema.deviceTrustMigration(for: "notification.17-device-trust"),
             SafetySchema.migration(for: "notification.18-privacy-and-safety"),
+            ReportNotificationSchema.migration(for: "notification.19-report-resolved-singles"),
         ]
 }

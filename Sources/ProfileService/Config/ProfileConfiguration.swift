@@ -33,6 +33,9 @@ struct ProfileConfiguration: Sendable {
     /// 24 h are deleted, in ms (default 10 minutes; also once at start). Expired records are
     /// ignored before that; the purge only keeps the table small.
     var idempotencyPurgeIntervalMs = 600_000
+    /// `PROFILE_REPORTS_PER_HOUR`: reports one account may file within an hour (1...10,000,
+    /// default 20); past it `POST /v1/reports` is 429 `too_many_reports` with `Retry-After`.
+    var reportsPerHour = 20
     /// `PROFILE_TEST_CRASH_ON_CREATE_FILE` (tests only; default none): when a `profile.create`
     /// arrives and this file exists, the file is removed and the process exits at once (status
     /// 70), as if killed after AuthService made the account and before its profile existed.
@@ -62,6 +65,7 @@ struct ProfileConfiguration: Sendable {
             "PROFILE_MEDIA_GC_INTERVAL_MS", default: mediaCollectIntervalMs, range: 10...Int(Int32.max))
         idempotencyPurgeIntervalMs = try env.int(
             "PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS", default: idempotencyPurgeIntervalMs, range: 1_000...Int(Int32.max))
+        reportsPerHour = try env.int("PROFILE_REPORTS_PER_HOUR", default: reportsPerHour, range: 1...10_000)
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
         crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
     }
