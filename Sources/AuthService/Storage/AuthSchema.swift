@@ -11,6 +11,9 @@ import Storage
 ///   `SessionPurge` (indexed on `expires_at` and `revoked_at`, so a purge reads only what it deletes).
 /// - `login_failures`: failed login attempts for throttling: SHA-256 keys of the account (or of
 ///   the login identifier when no account matches) and of the client address, and the time.
+/// - `moderators`: the accounts the operator made moderators (`AuthService moderator grant`;
+///   `ModeratorStore`), with when (Unix ms); `sessions.moderator` is 1 for a session made while
+///   its account was one (the role holds from the next login, and `revoke` clears it at once).
 enum AuthSchema {
     /// The migrations from before they were named (`user_version` 1...3).
     static let legacy = [
@@ -86,5 +89,13 @@ enum AuthSchema {
                     CREATE INDEX login_failures_by_address ON login_failures(address_key, at);
                     CREATE INDEX login_failures_by_time ON login_failures(at);
                     """),
+            Migration(
+                "auth.7-moderators",
+                """
+                CREATE TABLE moderators(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    granted_at \(SQL.bigint) NOT NULL);
+                ALTER TABLE sessions ADD COLUMN moderator \(SQL.bigint) NOT NULL DEFAULT 0;
+                """),
         ]
 }
