@@ -102,10 +102,7 @@ struct NotificationApp: ServiceApp {
             replica.subscribe($0)
             devices.subscribe($0)
         }
-        try events.subscribe(to: .profile) {
-            profileEvents.subscribe($0)
-            ReportEventHandlers(notifications: profileEvents.notifications).subscribe($0)
-        }
+        try events.subscribe(to: .profile) { profileEvents.subscribe($0) }
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
