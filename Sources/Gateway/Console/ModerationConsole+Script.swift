@@ -5,7 +5,7 @@ extension ModerationConsole {
     static let script = #"""
         "use strict";
         (() => {
-          // The session: in memory only, never in localStorage, sessionStorage or a cookie.
+          // The session: in this closure only, never written to the browser's storage or a cookie.
           let token = null;
           let nextCursor = null;
 
