@@ -16,8 +16,9 @@ import Wire
 /// with a back-off doubling from 2 s to 5 minutes, until it is done. Every effect is idempotent:
 /// a post or comment already gone (404) or an account unknown to AuthService (404) counts as done,
 /// and a suspension sent twice changes nothing. Any other refusal (4xx) is logged
-/// (`moderation.effect_refused`) and not tried again; only failures to reach or hear from the
-/// owner (5xx) are.
+/// (`moderation.effect_refused`) and not tried again; failures to reach or hear from the owner
+/// (5xx), and `unknown_type` from an AuthService older than `auth.set_suspension` (a rolling
+/// upgrade), are.
 struct ModerationEffects: Service {
     let reports: any ReportStore
     let posts: any PostStore
@@ -76,7 +77,10 @@ struct ModerationEffects: Service {
             // Already gone: the owner deleted it, another moderator's effect did, or the account is.
             logger.info(
                 "moderation.effect_target_gone", metadata: ["kind": effect.kind.rawValue, "user.id": effect.userId])
-        } catch let error as ServiceError where (400..<500).contains(error.status) && ![408, 429].contains(error.status) {
+        } catch let error as ServiceError
+            where (400..<500).contains(error.status) && ![408, 429].contains(error.status)
+            && error.errorCode != .unknownType
+        {
             // Refused for good (trying again would get the same answer): logged, not retried.
             logger.error(
                 "moderation.effect_refused",
