@@ -1,12 +1,14 @@
 import BackendKit
 import CSodium
+import Messages
 import ServiceKit
 import Storage
 import Support
 import Wire
 
-/// AuthService: accounts, password hashes and sessions; publishes `auth.*` events
-/// (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).
+/// AuthService: accounts, password hashes, sessions and account states; publishes `auth.*`
+/// events; applies NotificationService's `notification.account.erased`, the last step of an
+/// account's deletion (`ServiceDescription.auth`: `AUTH_*` variables, ports 5551 / 5552).
 struct AuthApp: ServiceApp {
     static let description = ServiceDescription.auth
     static let migrations = AuthSchema.migrations
@@ -15,7 +17,9 @@ struct AuthApp: ServiceApp {
     let accounts: AccountHandlers
     let sessions: SessionHandlers
     let imports: ImportHandlers
+    let lifecycle: LifecycleHandlers
     let purge: SessionPurge
+    let clock: Clock
 
     /// - Throws: `ConfigurationError` for a bad `AUTH_*` variable, `ServiceError` when libsodium
     ///   cannot start.
@@ -36,13 +40,21 @@ struct AuthApp: ServiceApp {
             store: SQLLoginFailureStore(database: database), policy: configuration.throttlePolicy, clock: clock)
         let sessionTTLMs = Int64(configuration.sessionTTLSeconds) * 1000
         accounts = AccountHandlers(
-            accounts: accountStore, sessions: sessionStore, hasher: hasher, sessionTTLMs: sessionTTLMs, clock: clock)
+            accounts: accountStore, sessions: sessionStore, hasher: hasher, sessionTTLMs: sessionTTLMs, clock: clock,
+            words: configuration.words)
+        if !configuration.words.isEmpty {
+            logger.info(
+                "moderation.words", metadata: ["terms": "\(configuration.words.count)", "setting": WordList.variable])
+        }
         sessions = SessionHandlers(
             accounts: accountStore, sessions: sessionStore, hasher: hasher, throttle: throttle,
             sessionTTLMs: sessionTTLMs, clock: clock)
         imports = ImportHandlers(
             accounts: accountStore, sessions: sessionStore, imports: Imports(allowed: configuration.allowImports),
             sessionTTLMs: sessionTTLMs, clock: clock)
+        lifecycle = LifecycleHandlers(
+            lifecycle: SQLAccountLifecycleStore(database: database), hasher: hasher, throttle: throttle, clock: clock)
+        self.clock = clock
         if configuration.allowImports { logger.warning("imports.allowed", metadata: ["setting": "ALLOW_IMPORTS"]) }
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
@@ -57,6 +69,13 @@ struct AuthApp: ServiceApp {
         accounts.register(on: host)
         sessions.register(on: host)
         imports.register(on: host)
+        lifecycle.register(on: host)
+    }
+
+    /// The deletion saga's last step comes from NotificationService (`Auth` in Messages).
+    func subscribe(_ events: EventSubscriptions) throws {
+        let clock = self.clock
+        try events.subscribe(to: .notification) { LifecycleHandlers.subscribe($0, clock: clock) }
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {

@@ -1,6 +1,7 @@
 import BackendKit
 import Foundation
 import Media
+import Messages
 import ServiceKit
 import Storage
 import Support
@@ -21,6 +22,8 @@ struct ProfileApp: ServiceApp {
     let media: MediaHandlers
     let idempotencyPurge: IdempotencyPurge
     let reports: ReportHandlers
+    let accountStates: AccountStateHandlers
+    let eraser: AccountEraser
 
     /// - Throws: `ConfigurationError` for a bad `PROFILE_*` value, `ZMQError` when AuthService's
     ///   endpoint is invalid, `MediaError` when the media directory cannot be made or libvips not
@@ -57,10 +60,17 @@ struct ProfileApp: ServiceApp {
         let idempotent = IdempotentWrites(store: idempotency, crashAfterWriteFile: configuration.crashAfterKeyedWriteFile)
         self.replica = replica
         profiles = ProfileHandlers(
-            users: users, posts: postStore, auth: auth, crashOnCreateFile: configuration.crashOnCreateFile)
+            users: users, posts: postStore, auth: auth, crashOnCreateFile: configuration.crashOnCreateFile,
+            words: configuration.words)
         posts = PostHandlers(
-            users: users, posts: postStore, idempotent: idempotent, released: { await collector.released() })
-        engagement = EngagementHandlers(users: users, engagement: engagementStore, idempotent: idempotent)
+            users: users, posts: postStore, idempotent: idempotent, released: { await collector.released() },
+            words: configuration.words)
+        engagement = EngagementHandlers(
+            users: users, engagement: engagementStore, idempotent: idempotent, words: configuration.words)
+        if !configuration.words.isEmpty {
+            logger.info(
+                "moderation.words", metadata: ["terms": "\(configuration.words.count)", "setting": WordList.variable])
+        }
         settings = SettingsHandlers(users: users, screen: SettingsScreen(configuration: configuration))
         media = MediaHandlers(
             records: records, users: users, posts: posts, files: files, processor: try MediaProcessor(),
@@ -72,11 +82,18 @@ struct ProfileApp: ServiceApp {
             idempotent: idempotent)
         idempotencyPurge = IdempotencyPurge(
             store: idempotency, intervalMs: configuration.idempotencyPurgeIntervalMs, logger: logger)
+        let erasures = Doorbell()
+        accountStates = AccountStateHandlers(database: database, erasures: erasures)
+        eraser = AccountEraser(
+            database: database, files: files, doorbell: erasures, batch: configuration.erasureBatch, intervalMs: 1_000,
+            logger: logger, hold: TestHold(path: configuration.erasureHoldFile))
         let reportStore = SQLReportStore(database: database)
         let effects = ModerationEffects(
             reports: reportStore, posts: postStore,
             removeComment: { postId, commentId, authorId in
-                try await engagementStore.removeComment(postId: postId, commentId: commentId, authorId: authorId)
+                // profile.delete_comment's path as the author: the count and the event (which
+                // takes the comment's notification away).
+                try await engagementStore.deleteComment(postId: postId, commentId: commentId, by: authorId)
             }, auth: auth, logger: logger, released: { await collector.released() })
         reports = ReportHandlers(
             users: users, reports: reportStore, effects: effects, reportsPerHour: configuration.reportsPerHour)
@@ -88,18 +105,22 @@ struct ProfileApp: ServiceApp {
         engagement.register(on: host)
         settings.register(on: host)
         media.register(on: host)
+        accountStates.register(on: host)
         reports.register(on: host)
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
         [
-            ("media.collector", media.collector), ("idempotency.purge", idempotencyPurge),
+            ("media.collector", media.collector), ("idempotency.purge", idempotencyPurge), ("account.eraser", eraser),
             ("moderation.effects", reports.effects),
         ]
     }
 
     func subscribe(_ events: EventSubscriptions) throws {
-        try events.subscribe(to: .auth) { replica.subscribe($0) }
+        try events.subscribe(to: .auth) { subscriber in
+            replica.subscribe(subscriber)
+            accountStates.subscribe(subscriber)
+        }
         // The follow graph's pairs this service enforces (blocks, who may see a private account).
         try events.subscribe(to: .notification) { Visibility.subscribe($0) }
     }

@@ -67,6 +67,7 @@ struct VocabularyTests {
             (.idempotencyKeyInUse, "idempotency_key_in_use"), (.importsDisabled, "imports_disabled"),
             (.deviceTokenInUse, "device_token_in_use"), (.cannotBlockSelf, "cannot_block_self"),
             (.cannotMuteSelf, "cannot_mute_self"), (.privateAccount, "private_account"), (.blocking, "blocking"),
+            (.objectionableContent, "objectionable_content"),
             (.accountSuspended, "account_suspended"), (.cannotReportSelf, "cannot_report_self"),
             (.tooManyReports, "too_many_reports"), (.actionNotApplicable, "action_not_applicable"),
         ]

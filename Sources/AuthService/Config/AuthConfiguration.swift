@@ -1,3 +1,4 @@
+import Messages
 import Support
 
 /// AuthService settings, read from the environment; every field has a single-machine default.
@@ -17,12 +18,17 @@ struct AuthConfiguration: Sendable {
     /// Whether `auth.import_users` and `auth.import_sessions` are served (`ALLOW_IMPORTS`,
     /// default false: see `Imports`).
     var allowImports = false
+    /// `MODERATION_WORDS_FILE`: the operator's word list (`WordList`); a username containing a
+    /// listed term is refused with 422 `objectionable_content` at registration and on a rename.
+    /// Unset: nothing is refused.
+    var words = WordList.empty
 
     /// The defaults.
     init() {}
 
     /// - Throws: `ConfigurationError` naming the variable when a value is not an integer in range
-    ///   (or, for `ALLOW_IMPORTS`, not a boolean).
+    ///   (or, for `ALLOW_IMPORTS`, not a boolean), or `MODERATION_WORDS_FILE` when its file cannot
+    ///   be read or holds an unusable term.
     init(env: Environment) throws {
         sessionTTLSeconds = try env.int(
             "AUTH_SESSION_TTL_SECONDS", default: sessionTTLSeconds, range: 1...(10 * 365 * 24 * 3600))
@@ -36,5 +42,6 @@ struct AuthConfiguration: Sendable {
         hashConcurrency = try env.int("AUTH_HASH_CONCURRENCY", default: 2, range: 1...64)
         hashQueueLimit = try env.int("AUTH_HASH_QUEUE_LIMIT", default: 256, range: 0...100_000)
         allowImports = try env.bool("ALLOW_IMPORTS", default: false)
+        words = try WordList(env: env)
     }
 }

@@ -10,6 +10,8 @@ struct AccountHandlers: Sendable {
     /// Session lifetime in ms.
     let sessionTTLMs: Int64
     let clock: Clock
+    /// The operator's word list, applied to usernames (registration, rename, the field check).
+    var words = WordList.empty
 
     func register(on host: ServiceHost) {
         host.on(Auth.Register.self) { request, context in try await register(request, context) }
@@ -23,7 +25,8 @@ struct AccountHandlers: Sendable {
     }
 
     /// Checks the given fields by the rules `register` and `changeIdentity` apply.
-    /// - Throws: 400 with every field error.
+    /// - Throws: 400 with every field error, then 422 `objectionable_content` for a username with
+    ///   a term of the word list.
     func checkFields(_ request: Auth.CheckIdentityFields.Request) throws -> Empty {
         let errors = [
             request.email.flatMap { IdentityRules.email($0).error },
@@ -31,18 +34,27 @@ struct AccountHandlers: Sendable {
             request.password.flatMap(IdentityRules.password),
         ].compactMap { $0 }
         guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
+        try refuseObjectionable(request.username.map { IdentityRules.username($0).value })
         return Empty()
+    }
+
+    /// Throws 422 `objectionable_content` on `username` when the (normalised) `username` holds
+    /// a term of the word list (`WordList.firstMatch(inUsername:)`); nil passes.
+    func refuseObjectionable(_ username: String?) throws {
+        if let e = words.checkUsername(username) { throw ServiceError.objectionableContent([e]) }
     }
 
     /// Validates every field (errors reported together), checks uniqueness, hashes the password,
     /// then stores the account with its first session (the store checks uniqueness again). A
     /// repeat of an unfinished registration finishes it (see `Auth.Register`).
-    /// - Throws: 400 with `fields`, 409 `email_taken` / `username_taken`, 503 `busy`.
+    /// - Throws: 400 with `fields`, 422 `objectionable_content` (the username), 409 `email_taken` /
+    ///   `username_taken`, 503 `busy`.
     func register(_ request: Auth.Register.Request, _ context: RequestContext) async throws -> Auth.SessionReply {
         let (email, emailError) = IdentityRules.email(request.email)
         let (username, usernameError) = IdentityRules.username(request.username)
         let errors = [emailError, usernameError, IdentityRules.password(request.password)].compactMap { $0 }
         guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
+        try refuseObjectionable(username)
         // A cheap early answer before spending a hash.
         do {
             try await accounts.ensureAvailable(email: email, username: username, excluding: nil)
@@ -88,12 +100,14 @@ struct AccountHandlers: Sendable {
     }
 
     /// A new username and/or email (nil = unchanged), validated and unique.
-    /// - Throws: 400 with `fields`, 404, 409 `email_taken` / `username_taken`.
+    /// - Throws: 400 with `fields`, 422 `objectionable_content` (the username), 404, 409
+    ///   `email_taken` / `username_taken`.
     func changeIdentity(_ request: Auth.ChangeIdentity.Request, _ context: RequestContext) async throws -> Identity {
         let username = request.username.map(IdentityRules.username)
         let email = request.email.map(IdentityRules.email)
         let errors = [username?.error, email?.error].compactMap { $0 }
         guard errors.isEmpty else { throw ServiceError.identityValidation(errors) }
+        try refuseObjectionable(username?.value)
         let (identity, changed) = try await accounts.changeIdentity(
             userId: request.userId, username: username?.value, email: email?.value)
         if changed {

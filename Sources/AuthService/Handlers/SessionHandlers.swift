@@ -14,6 +14,8 @@ struct SessionHandlers: Sendable {
 
     static let invalidToken = ServiceError.unauthorized(.invalidToken, "the token is unknown, expired or revoked")
     static let invalidCredentials = ServiceError.unauthorized(.invalidCredentials, "wrong login or password")
+    static let accountSuspended = ServiceError(
+        .accountSuspended, message: "this account is suspended for violating the community guidelines", status: 403)
 
     func register(on host: ServiceHost) {
         host.on(Auth.Login.self) { request, context in try await login(request, context) }
@@ -34,7 +36,9 @@ struct SessionHandlers: Sendable {
     /// Logs in by email or username, case-insensitive, throttled per account and client address
     /// (see `LoginThrottle`). An unknown account is verified against a dummy hash, so it costs
     /// the same time and gets the same 401 `invalid_credentials` as a wrong password.
-    /// - Throws: 400 `password_too_long`, 401, 429 `too_many_attempts`, 503 `busy`.
+    /// An account being deleted is as unknown (401); a suspended one, with the right password,
+    /// is 403 `account_suspended`.
+    /// - Throws: 400 `password_too_long`, 401, 403, 429 `too_many_attempts`, 503 `busy`.
     func login(_ request: Auth.Login.Request, _ context: RequestContext) async throws -> Auth.SessionReply {
         guard request.password.utf8.count <= PasswordHasher.maxPasswordBytes else {
             throw ServiceError.identityValidation([IdentityRules.tooLong])
@@ -44,9 +48,11 @@ struct SessionHandlers: Sendable {
         // An email (it has an `@`) is normalised as registration normalises it; anything else can
         // only be a username, which matches only when typed in the username alphabet itself
         // ("\u{212A}elvin" lower-cases to "kelvin" but is not that username).
+        // An account being deleted answers as no account would (API.md: login is 401 at once).
         let account =
             typed.contains("@") || IdentityRules.username(typed).error == nil
-            ? try await accounts.account(login: login) : nil
+            ? try await accounts.account(login: login).flatMap { $0.state == Auth.AccountState.deleting.rawValue ? nil : $0 }
+            : nil
         let key = LoginThrottle.key(
             accountId: account?.identity.id, login: login, clientAddress: request.clientAddress)
         return try await throttle.attempt(key, failure: Self.invalidCredentials) {
@@ -54,6 +60,11 @@ struct SessionHandlers: Sendable {
             guard matches, let account else {
                 context.logger.info("auth.login_failed")
                 throw Self.invalidCredentials
+            }
+            // Only the account's owner (the right password) learns that it is suspended.
+            guard account.state == Auth.AccountState.active.rawValue else {
+                context.logger.info("auth.login_suspended", metadata: ["user.id": account.identity.id])
+                throw Self.accountSuspended
             }
             let (session, reply) = Self.newSession(userId: account.identity.id, now: clock.now(), ttlMs: sessionTTLMs)
             try await sessions.start(session, clearing: key)

@@ -7,10 +7,13 @@ struct StoredAccount: Sendable, RowDecodable {
     var identity: Identity
     /// libsodium's argon2id PHC string.
     var passwordHash: String
+    /// `Auth.AccountState`'s raw value.
+    var state: String
 
     init(row: Row) throws {
         identity = try Identity(row: row)
         passwordHash = try row.string("password_hash")
+        state = try row.string("state")
     }
 }
 
@@ -62,7 +65,7 @@ protocol AccountStore: Sendable {
     func account(login: String) async throws -> StoredAccount?
 
     /// Identities by id and by username (lower-case), each at most once, ids first; unknown
-    /// ones left out.
+    /// ones, and accounts being deleted, left out.
     func identities(ids: [String], usernames: [String]) async throws -> [Identity]
 
     /// Sets a new username and/or email (nil = unchanged); when something changed, bumps the
@@ -119,7 +122,7 @@ struct SQLAccountStore: AccountStore {
             try c.queryOne(
                 StoredAccount.self,
                 """
-                SELECT \(Self.identityColumns), password_hash FROM users
+                SELECT \(Self.identityColumns), password_hash, state FROM users
                 WHERE email = \(email) AND username = \(username) AND registration_pending_since >= \(since)
                 """)
         }
@@ -200,7 +203,8 @@ struct SQLAccountStore: AccountStore {
         try await database.read { c in
             try c.queryOne(
                 StoredAccount.self,
-                "SELECT \(Self.identityColumns), password_hash FROM users WHERE username = \(login) OR email = \(login) LIMIT 1")
+                "SELECT \(Self.identityColumns), password_hash, state FROM users WHERE username = \(login) OR email = \(login) LIMIT 1"
+            )
         }
     }
 
@@ -209,7 +213,11 @@ struct SQLAccountStore: AccountStore {
             var found: [Identity] = []
             for (column, values) in [("id" as SQL, ids), ("username", usernames)] where !values.isEmpty {
                 found += try c.query(
-                    Identity.self, "SELECT \(Self.identityColumns) FROM users WHERE \(column) IN (\(list: values))")
+                    Identity.self,
+                    """
+                    SELECT \(Self.identityColumns) FROM users WHERE \(column) IN (\(list: values))
+                        AND state <> \(Auth.AccountState.deleting.rawValue)
+                    """)
             }
             return found
         }

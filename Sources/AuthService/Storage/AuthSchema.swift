@@ -5,7 +5,8 @@ import Storage
 /// - `users`: accounts: `id` (32 hex digits), lower-case unique `username` and `email`, the
 ///   argon2id PHC string, `version` (bumped on each identity change, for replicas), creation
 ///   time (Unix ms), and `registration_pending_since` (Unix ms) while its registration is not
-///   finished (see `Auth.Register`).
+///   finished (see `Auth.Register`); its `state` (`Auth.AccountState`), `state_version` and,
+///   while it is being deleted, `deletion_started_at` (Unix ms).
 /// - `sessions`: `token_hash` is the SHA-256 of the bearer token (the token itself is never
 ///   stored); expiry and revocation times in Unix ms. Expired and revoked rows are deleted by
 ///   `SessionPurge` (indexed on `expires_at` and `revoked_at`, so a purge reads only what it deletes).
@@ -89,8 +90,19 @@ enum AuthSchema {
                     CREATE INDEX login_failures_by_address ON login_failures(address_key, at);
                     CREATE INDEX login_failures_by_time ON login_failures(at);
                     """),
+            // Account states (API.md "Account lifecycle and moderation"): `active`, `suspended`
+            // or `deleting`, the state's version (one more per change, for the services that
+            // copy it) and when a deletion began (Unix ms).
             Migration(
-                "auth.7-moderators",
+                "auth.7-account-states",
+                """
+                ALTER TABLE users ADD COLUMN state TEXT NOT NULL DEFAULT 'active';
+                ALTER TABLE users ADD COLUMN state_version \(SQL.bigint) NOT NULL DEFAULT 0;
+                ALTER TABLE users ADD COLUMN deletion_started_at \(SQL.bigint);
+                CREATE INDEX users_deleting ON users(deletion_started_at) WHERE state = 'deleting';
+                """),
+            Migration(
+                "auth.8-moderators",
                 """
                 CREATE TABLE moderators(
                     user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,

@@ -25,7 +25,8 @@ protocol SessionStore: Sendable {
     ///   nothing is written then.
     func importSessions(_ sessions: [NewSession]) async throws -> [Identity]
 
-    /// The live session (not expired at `now`, not revoked) whose token hashes to `tokenDigest`.
+    /// The live session (not expired at `now`, not revoked, its account active) whose token
+    /// hashes to `tokenDigest`.
     func validate(tokenDigest: String, now: Int64) async throws -> Auth.Validate.Reply?
 
     /// Revokes the live session whose token hashes to `tokenDigest`, or with `allSessions` every
@@ -72,7 +73,10 @@ struct SQLSessionStore: SessionStore {
                 rest = rest.dropFirst(chunk.count)
                 for identity in try tx.connection.query(
                     Identity.self,
-                    "SELECT \(SQLAccountStore.identityColumns) FROM users WHERE id IN (\(list: chunk.map(\.userId)))")
+                    """
+                    SELECT \(SQLAccountStore.identityColumns) FROM users WHERE id IN (\(list: chunk.map(\.userId)))
+                        AND state = \(Auth.AccountState.active.rawValue)
+                    """)
                 {
                     byId[identity.id] = identity
                 }
@@ -98,6 +102,7 @@ struct SQLSessionStore: SessionStore {
                 SELECT s.id AS session_id, s.user_id, s.expires_at, s.moderator, u.username
                 FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(tokenDigest) AND s.revoked_at IS NULL AND s.expires_at > \(now)
+                    AND u.state = \(Auth.AccountState.active.rawValue)
                 """)
         }
         guard let row else { return nil }

@@ -40,7 +40,7 @@ func buildApplication(_ configuration: GatewayConfiguration, backends: some Gate
     let clientAddress = ClientAddress(trustedProxies: configuration.trustedProxies)
     let controllers: [any Controller] = [
         AuthController(
-            auth: auth, profile: profile, sessions: sessions, clientAddress: clientAddress,
+            auth: auth, profile: profile, notification: notification, sessions: sessions, clientAddress: clientAddress,
             passwordTimeoutMs: configuration.passwordTimeoutMs),
         UsersController(profile: profile, notification: notification, users: users),
         PostsController(profile: profile, notification: notification),

@@ -29,6 +29,7 @@ struct PostsController: Controller {
                         viewerId: try request.userId)))
         }
         routes.add(.post, "/v1/posts/{id}/comments", body: .json) { try await comment($0) }
+        routes.add(.delete, "/v1/posts/{id}/comments/{commentId}") { try await deleteComment($0) }
     }
 
     /// `POST /v1/posts` `{postType, mediaURL, thumbnailURL, caption?, taggedUsernames?}` or

@@ -5,7 +5,7 @@ import Wire
 /// Turns ProfileService's events into notifications, each applied in the subscriber's
 /// transaction together with the subscriber's cursor, so a restart or a replay never applies an
 /// event twice (and should a cursor ever go back, every notification has a dedup key: the
-/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes a new one, never pushed twice), comments → `comment`, new posts → `tag` for the tagged users
+/// same like, follow, comment, tag or post fan-out notifies nobody twice): likes → `like` (an unlike removes it; liking again makes a new one, never pushed twice), comments → `comment` (a deleted comment removes it), new posts → `tag` for the tagged users
 /// and `post` for followers with `notifyPosts` (through `FanOutWorker`), deleted posts → their
 /// notifications removed (also through the worker when there are many), profile changes (and
 /// new profiles) → the actor replica (`ActorProfiles`). The actor's public fields that an event
@@ -44,6 +44,11 @@ struct ProfileEventHandlers: Sendable {
                     post: .init(id: e.postId, thumbnailURL: e.thumbnailURL), createdAt: Self.ms(event.header.time),
                     actor: e.user),
                 in: tx)
+            return .applied
+        }
+        subscriber.on(Profile.CommentDeleted.self) { event, tx in
+            try NotificationWriter.removeComment(
+                recipientId: event.body.ownerId, actorId: event.body.userId, commentId: event.body.commentId, in: tx)
             return .applied
         }
         subscriber.on(Profile.PostDeleted.self) { event, tx in

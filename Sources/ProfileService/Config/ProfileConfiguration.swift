@@ -1,3 +1,4 @@
+import Messages
 import Support
 
 /// ProfileService settings from the environment, each defaulting to the seeds' value.
@@ -33,6 +34,12 @@ struct ProfileConfiguration: Sendable {
     /// 24 h are deleted, in ms (default 10 minutes; also once at start). Expired records are
     /// ignored before that; the purge only keeps the table small.
     var idempotencyPurgeIntervalMs = 600_000
+    /// `PROFILE_ERASURE_BATCH`: most rows one transaction of a deleted account's erasure deletes
+    /// (1...100,000, default 500), so no batch holds the write lock for long.
+    var erasureBatch = 500
+    /// `PROFILE_TEST_ERASURE_HOLD_FILE` (tests only; default none): the erasure waits between
+    /// batches while this file holds a number no greater than the batches done (`TestHold`).
+    var erasureHoldFile: String?
     /// `PROFILE_REPORTS_PER_HOUR`: reports one account may file within an hour (1...10,000,
     /// default 20); past it `POST /v1/reports` is 429 `too_many_reports` with `Retry-After`.
     var reportsPerHour = 20
@@ -46,10 +53,16 @@ struct ProfileConfiguration: Sendable {
     /// process exits at once (status 70), as if killed between the commit and the reply.
     var crashAfterKeyedWriteFile: String?
 
+    /// `MODERATION_WORDS_FILE`: the operator's word list (`WordList`); captions, comments, bios
+    /// and names containing a listed term are refused with 422 `objectionable_content`. Unset:
+    /// nothing is refused.
+    var words = WordList.empty
+
     /// The defaults.
     init() {}
 
-    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range.
+    /// - Throws: `ConfigurationError` naming a variable that is not a number in its range, or
+    ///   `MODERATION_WORDS_FILE` when its file cannot be read or holds an unusable term.
     init(env: Environment) throws {
         termsURL = env.string("PROFILE_TERMS_URL", default: termsURL)
         privacyURL = env.string("PROFILE_PRIVACY_URL", default: privacyURL)
@@ -65,8 +78,11 @@ struct ProfileConfiguration: Sendable {
             "PROFILE_MEDIA_GC_INTERVAL_MS", default: mediaCollectIntervalMs, range: 10...Int(Int32.max))
         idempotencyPurgeIntervalMs = try env.int(
             "PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS", default: idempotencyPurgeIntervalMs, range: 1_000...Int(Int32.max))
+        erasureBatch = try env.int("PROFILE_ERASURE_BATCH", default: erasureBatch, range: 1...100_000)
+        erasureHoldFile = env.optionalString("PROFILE_TEST_ERASURE_HOLD_FILE")
         reportsPerHour = try env.int("PROFILE_REPORTS_PER_HOUR", default: reportsPerHour, range: 1...10_000)
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
         crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
+        words = try WordList(env: env)
     }
 }

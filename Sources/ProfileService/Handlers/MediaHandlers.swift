@@ -136,6 +136,8 @@ struct MediaHandlers: Sendable {
         guard let id = MediaID(request.id), let variant = MediaVariant(rawValue: request.variant) else {
             throw ServiceError.notFound("media")
         }
+        // A suspended or deleted account's uploads are gone to everyone at once.
+        guard try await records.isShown(id: id.hex) else { throw ServiceError.notFound("media") }
         let offset = max(0, request.offset)
         let length = min(max(0, request.length), Profile.ReadMedia.maxChunkBytes)
         let files = self.files

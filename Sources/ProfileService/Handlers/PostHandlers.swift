@@ -11,6 +11,8 @@ struct PostHandlers: Sendable {
     let idempotent: IdempotentWrites
     /// Told after a post is deleted (its upload may be unused now).
     var released: @Sendable () async -> Void = {}
+    /// The operator's word list, applied to captions.
+    var words = WordList.empty
 
     func register(on host: ServiceHost) {
         host.on(Profile.CreatePost.self) { request, _ in
@@ -48,8 +50,8 @@ struct PostHandlers: Sendable {
     ///     not checked as URLs), or nil.
     ///   - idempotency: the request's key claim (`IdempotentWrites`), recorded with the post.
     /// - Throws: 400 with every field error (`taggedUsernames` `unknown_user` names the unknown
-    ///   ones), 404 for an unknown owner or an upload that is not the owner's, 409
-    ///   `idempotency_key_in_use`.
+    ///   ones), then 422 `objectionable_content` for a caption with a term of the word list, 404
+    ///   for an unknown owner or an upload that is not the owner's, 409 `idempotency_key_in_use`.
     func createPost(
         _ request: Profile.CreatePost.Request, mediaId: String? = nil, idempotency: IdempotencyClaim? = nil
     ) async throws -> Profile.Post {
@@ -88,6 +90,7 @@ struct PostHandlers: Sendable {
                     field: "taggedUsernames", .unknownUser, message: "unknown: \(unknown.joined(separator: ", "))"))
         }
         guard errors.isEmpty else { throw ServiceError.validation(errors) }
+        if let e = words.check(caption, field: "caption") { throw ServiceError.objectionableContent([e]) }
         return try await posts.create(
             NewPost(
                 id: RandomID.make(), ownerId: owner.id, postType: request.postType, mediaURL: request.mediaURL,

@@ -12,15 +12,19 @@ struct ProfileHandlers: Sendable {
     let auth: RPCClient
     /// See `ProfileConfiguration.crashOnCreateFile` (tests only).
     var crashOnCreateFile: String? = nil
+    /// The operator's word list, applied to names and bios (usernames: AuthService's).
+    var words = WordList.empty
 
     /// Fields `UpdateMe.clear` may name.
     static let clearable: Set<String> = ["phone", "gender", "birthDate", "profilePhotoURL"]
 
     func register(on host: ServiceHost) {
         host.on(Profile.CheckProfileFields.self) { request, _ in
+            let name = Self.registrationName(request.name)
             let errors = ProfileRules.profileFields(
-                name: Self.registrationName(request.name), bio: nil, birthDate: request.birthDate, gender: request.gender)
+                name: name, bio: nil, birthDate: request.birthDate, gender: request.gender)
             guard errors.isEmpty else { throw ServiceError.validation(errors) }
+            if let e = words.check(name, field: "name") { throw ServiceError.objectionableContent([e]) }
             return Empty()
         }
         host.on(Profile.CreateProfile.self) { request, _ in try await createProfile(request) }
@@ -29,8 +33,9 @@ struct ProfileHandlers: Sendable {
         host.on(Profile.EditForm.self) { request, _ in Self.editForm(try await require(request.userId)) }
         host.on(Profile.Header.self) { request, _ in
             let reply = try await header(request.username)
-            // To a user the account blocks, it does not exist.
-            if let viewer = request.viewerId, try await users.access(viewer: viewer, owner: reply.user.id) == .hidden {
+            // To a user the account blocks, it does not exist; nor to anyone while it is
+            // suspended or being deleted.
+            if try await users.access(viewer: request.viewerId ?? "", owner: reply.user.id) == .hidden {
                 throw ServiceError.notFound("user")
             }
             return reply
@@ -55,20 +60,25 @@ struct ProfileHandlers: Sendable {
     }
 
     /// Stores the identity and the registration's profile fields (idempotent).
-    /// - Throws: 400 with every field error.
+    /// - Throws: 400 with every field error, then 422 `objectionable_content` for a name with a
+    ///   term of the word list.
     func createProfile(_ request: Profile.CreateProfile.Request) async throws -> Me {
         if let flag = crashOnCreateFile, unlink(flag) == 0 { _exit(70) }
         let name = Self.registrationName(request.name)
         let errors = ProfileRules.profileFields(name: name, bio: nil, birthDate: request.birthDate, gender: request.gender)
         guard errors.isEmpty else { throw ServiceError.validation(errors) }
+        if let e = words.check(name, field: "name") { throw ServiceError.objectionableContent([e]) }
         return try await users.createProfile(
             request.identity, name: name, birthDate: request.birthDate, gender: request.gender
         ).me
     }
 
     /// Validates every field — its own here, username and email by AuthService's rules — and
-    /// reports them all at once; changes username/email through AuthService, then the rest.
-    /// - Throws: 400 with every field error, 404, AuthService's 409 `username_taken` / `email_taken`.
+    /// reports them all at once; then the word list (name and bio here, a new username by
+    /// AuthService), every refused field at once; changes username/email through AuthService,
+    /// then the rest.
+    /// - Throws: 400 with every field error, then 422 `objectionable_content` naming every field
+    ///   with a term of the word list, 404, AuthService's 409 `username_taken` / `email_taken`.
     func updateMe(_ request: Profile.UpdateMe.Request, _ context: RequestContext) async throws -> Me {
         let current = try await require(request.userId)
         let name = request.name?.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -100,9 +110,27 @@ struct ProfileHandlers: Sendable {
                         trace: context.trace)
                 } catch let error as ServiceError where error.status == 400 {
                     errors += error.fields ?? []
+                } catch let error as ServiceError where error.errorCode == .objectionableContent {
+                    // The word list comes after the format rules: not reported with them.
                 }
             }
             throw ServiceError.validation(errors)
+        }
+        let objectionable = [words.check(name, field: "name"), words.check(bio, field: "bio")].compactMap { $0 }
+        if !objectionable.isEmpty {
+            var refused = objectionable
+            // A new username is AuthService's to judge, against the same list: every refused
+            // field at once, unless the identity fields break a format rule (400 first).
+            if changesIdentity {
+                do {
+                    _ = try await auth.call(
+                        Auth.CheckIdentityFields.self, .init(email: newEmail, username: newUsername),
+                        trace: context.trace)
+                } catch let error as ServiceError where error.errorCode == .objectionableContent {
+                    refused += error.fields ?? []
+                }
+            }
+            throw ServiceError.objectionableContent(refused)
         }
         let identity: Identity? =
             changesIdentity

@@ -40,6 +40,14 @@ protocol EngagementStore: Sendable {
     /// A post's comments, oldest first, less those of users who block `viewerId` or whom they
     /// block. - Throws: 404 for an unknown or hidden post, 403 `private_account`, 400 `invalid_cursor`.
     func comments(postId: String, page: PageRequest, viewerId: String?) async throws -> Page<Profile.Comment>
+
+    /// Deletes comment `commentId` of post `postId` for `userId` (its author or the post's
+    /// owner), lowers the post's `comment_count` and emits `profile.comment.deleted`, in one
+    /// transaction (`SQLEngagementStore+Comments.swift`). Like an unlike, always taken: removing
+    /// a comment is not subject to `Visibility` (a blocked author may still delete theirs).
+    /// - Throws: 404 for an unknown post, or a comment not on it or already deleted; 403
+    ///   `forbidden` for anyone but the author and the owner.
+    func deleteComment(postId: String, commentId: String, by userId: String) async throws
 }
 
 /// `EngagementStore` on a SQL `Database`, either engine.

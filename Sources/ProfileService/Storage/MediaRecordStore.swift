@@ -70,6 +70,10 @@ protocol MediaRecordStore: Sendable {
     /// Whether anyone uploaded `id` (it may be read).
     func exists(id: String) async throws -> Bool
 
+    /// Whether media `id` may be served: false when only suspended or deleted accounts hold it
+    /// (`AccountStates.mediaShown`).
+    func isShown(id: String) async throws -> Bool
+
     /// Removes the media due for a look that nothing uses: no post, no profile photo, no fresh
     /// unattached upload (younger than `graceMs`). `remove` deletes an id's files and runs inside
     /// the transaction that deletes its rows; when it throws, the rows stay and the id is looked at
@@ -137,6 +141,10 @@ struct SQLMediaRecordStore: MediaRecordStore {
 
     func exists(id: String) async throws -> Bool {
         try await database.read { try $0.exists("SELECT 1 FROM media WHERE id = \(id)") }
+    }
+
+    func isShown(id: String) async throws -> Bool {
+        try await database.read { try AccountStates.mediaShown(id, on: $0) }
     }
 
     func collect(nowMs: Int64, graceMs: Int64, limit: Int, remove: @escaping @Sendable (String) throws -> Void)

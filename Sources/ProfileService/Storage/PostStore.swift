@@ -92,6 +92,8 @@ struct SQLPostStore: PostStore {
 
     func create(_ post: NewPost) async throws -> Profile.Post {
         try await database.write { tx in
+            // A request under way when the owner's sessions ended (suspended, deleting).
+            if try AccountStates.isHidden(post.ownerId, on: tx.connection) { throw ServiceError.notFound("user") }
             if let mediaId = post.mediaId,
                 try SQLMediaRecordStore.attach(id: mediaId, ownerId: post.ownerId, on: tx.connection) == nil
             {
@@ -182,8 +184,14 @@ struct SQLPostStore: PostStore {
     static func render(_ records: [PostRecord], viewerId: String, on c: DatabaseConnection) throws -> [Profile.Post] {
         var tags: [Int64: [String]] = [:]
         for r in records {
-            tags[r.seq] = try c.query("SELECT user_id FROM post_tags WHERE post_seq = \(r.seq) ORDER BY position")
-                .map { try $0.string("user_id") }
+            // A suspended or deleted account is left out of the tags.
+            tags[r.seq] = try c.query(
+                """
+                SELECT user_id FROM post_tags WHERE post_seq = \(r.seq) AND \(AccountStates.present("user_id"))
+                ORDER BY position
+                """
+            )
+            .map { try $0.string("user_id") }
         }
         let ids = records.map(\.ownerId) + tags.values.flatMap { $0 }
         let users = try SQLProfileStore.records(ids: ids, on: c)

@@ -222,6 +222,7 @@ enum ProfileSchema {
                     CREATE INDEX idempotency_keys_created ON idempotency_keys(created_ms);
                     """),
             Visibility.migration(for: "profile.7-privacy-and-safety"),
-            ReportSchema.migration(for: "profile.8-reports-and-moderation"),
+            AccountStates.migration(for: "profile.8-account-lifecycle"),
+            ReportSchema.migration(for: "profile.9-reports-and-moderation"),
         ]
 }

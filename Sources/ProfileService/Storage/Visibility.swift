@@ -64,8 +64,11 @@ enum Visibility {
     }
 
     /// How `viewer` may treat `owner`'s content (ids), read on `c`.
+    /// A suspended or deleted owner is hidden from everyone but itself, and such a viewer (a
+    /// request already under way when its sessions ended) finds nothing (`AccountStates`).
     static func access(viewer: String, owner: String, on c: DatabaseConnection) throws -> Access {
         if viewer == owner { return .full }
+        if try AccountStates.isHidden(owner, on: c) || AccountStates.isHidden(viewer, on: c) { return .hidden }
         if try blocks(owner, viewer, on: c) { return .hidden }
         if try blocks(viewer, owner, on: c) { return .blocking }
         if try isPrivate(owner, on: c), try !follows(viewer, owner, on: c) { return .privateAccount }
@@ -85,19 +88,19 @@ enum Visibility {
     }
 
     /// A condition on a user id `column`: neither it blocks `viewer` nor `viewer` blocks it
-    /// (each of them stops appearing in the other's lists).
+    /// (each of them stops appearing in the other's lists), and its account is active.
     static func unblocked(_ column: SQL, viewer: String) -> SQL {
         """
-        NOT EXISTS (SELECT 1 FROM graph_blocks b WHERE b.blocker = \(column) AND b.blocked = \(viewer))
+        \(AccountStates.present(column)) AND NOT EXISTS (SELECT 1 FROM graph_blocks b WHERE b.blocker = \(column) AND b.blocked = \(viewer))
             AND NOT EXISTS (SELECT 1 FROM graph_blocks b WHERE b.blocker = \(viewer) AND b.blocked = \(column))
         """
     }
 
     /// A condition on a post owner's id `column`: `viewer` may read that owner's posts (not
-    /// blocked by them; the owner public, followed, or the viewer).
+    /// blocked by them; the owner active, and public, followed, or the viewer).
     static func readable(owner column: SQL, viewer: String) -> SQL {
         """
-        NOT EXISTS (SELECT 1 FROM graph_blocks b WHERE b.blocker = \(column) AND b.blocked = \(viewer))
+        \(AccountStates.present(column)) AND NOT EXISTS (SELECT 1 FROM graph_blocks b WHERE b.blocker = \(column) AND b.blocked = \(viewer))
             AND (\(column) = \(viewer) OR NOT EXISTS (SELECT 1 FROM profiles o WHERE o.id = \(column) AND o.is_private <> 0)
                 OR EXISTS (SELECT 1 FROM graph_follows f WHERE f.follower = \(viewer) AND f.followee = \(column)))
         """
@@ -105,6 +108,12 @@ enum Visibility {
 
     /// Applies a follow made (`following`) or ended, in `tx`.
     static func applyFollow(follower: String, followee: String, following: Bool, in tx: Transaction) throws {
+        // An event that arrives after either account was erased brings nothing of it back.
+        if following,
+            try AccountStates.isErased(follower, on: tx.connection) || AccountStates.isErased(followee, on: tx.connection)
+        {
+            return
+        }
         if following {
             try tx.query(
                 """
@@ -118,6 +127,10 @@ enum Visibility {
 
     /// Applies a block made or lifted, in `tx`.
     static func applyBlock(blocker: String, blocked: String, blocking: Bool, in tx: Transaction) throws {
+        if blocking, try AccountStates.isErased(blocker, on: tx.connection) || AccountStates.isErased(blocked, on: tx.connection)
+        {
+            return
+        }
         if blocking {
             try tx.query(
                 """

@@ -58,7 +58,11 @@ extension Auth {
                 self.clientAddress = clientAddress
             }
         }
-        public typealias Reply = Empty
+        public struct Reply: Codable, Sendable, Equatable {
+            /// The sessions that ended (every one of the user's but `sessionId`).
+            public var revokedSessionIds: [String]
+            public init(revokedSessionIds: [String]) { self.revokedSessionIds = revokedSessionIds }
+        }
     }
 
     /// Starts deleting the account (see the saga above): every session ends, login is 401, the
@@ -85,10 +89,13 @@ extension Auth {
             public var version: Int64
             /// RFC 3339: when the deletion began.
             public var startedAt: String
-            public init(status: AccountState, version: Int64, startedAt: String) {
+            /// The sessions that ended (empty on a repeat).
+            public var revokedSessionIds: [String]
+            public init(status: AccountState, version: Int64, startedAt: String, revokedSessionIds: [String]) {
                 self.status = status
                 self.version = version
                 self.startedAt = startedAt
+                self.revokedSessionIds = revokedSessionIds
             }
         }
     }
@@ -114,9 +121,12 @@ extension Auth {
         public struct Reply: Codable, Sendable, Equatable {
             public var state: AccountState
             public var version: Int64
-            public init(state: AccountState, version: Int64) {
+            /// The sessions a suspension ended.
+            public var revokedSessionIds: [String]
+            public init(state: AccountState, version: Int64, revokedSessionIds: [String] = []) {
                 self.state = state
                 self.version = version
+                self.revokedSessionIds = revokedSessionIds
             }
         }
     }

@@ -167,6 +167,10 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     case privateAccount
     /// 409: an action toward a user the caller blocks (unblock first).
     case blocking
+    /// 422: a caption, comment, bio, name or username containing a term of the operator's word
+    /// list (`WordList`, `MODERATION_WORDS_FILE`; API.md "Privacy and safety"), each refused
+    /// field named with this code.
+    case objectionableContent
     /// 403: login, or a moderator's suspension of an account that is already gone, for an
     /// account a moderator suspended (API.md "Account lifecycle and moderation").
     case accountSuspended
@@ -189,8 +193,8 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
         .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse, .cannotBlockSelf,
-        .cannotMuteSelf, .privateAccount, .blocking, .accountSuspended, .cannotReportSelf, .tooManyReports,
-        .actionNotApplicable,
+        .cannotMuteSelf, .privateAccount, .blocking, .objectionableContent, .accountSuspended, .cannotReportSelf,
+        .tooManyReports, .actionNotApplicable,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -264,6 +268,7 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .cannotMuteSelf: "cannot_mute_self"
         case .privateAccount: "private_account"
         case .blocking: "blocking"
+        case .objectionableContent: "objectionable_content"
         case .accountSuspended: "account_suspended"
         case .cannotReportSelf: "cannot_report_self"
         case .tooManyReports: "too_many_reports"

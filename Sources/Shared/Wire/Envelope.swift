@@ -171,7 +171,7 @@ public struct FieldError: Codable, Sendable, Equatable {
 public struct ServiceError: Error, Codable, Sendable, Equatable, CustomStringConvertible {
     /// Stable snake_case code, e.g. `username_taken`, `not_found`, `unknown_type`.
     public var code: String
-    /// Per-field validation errors (status 400 only).
+    /// Per-field validation errors (status 400; and 422 `objectionable_content`, the word list).
     public var fields: [FieldError]?
     /// Human-readable message; never contains secrets.
     public var message: String

@@ -25,6 +25,9 @@ final class AuthStandIn: Sendable {
         var changes: [Auth.ChangeIdentity.Request] = []
         var checks: [Auth.CheckIdentityFields.Request] = []
         var answersLookups = true
+        /// Usernames it refuses with 422 `objectionable_content`, as AuthService does with
+        /// `MODERATION_WORDS_FILE` (`WordList`).
+        var words = WordList.empty
     }
 
     /// - Parameter security: its sockets' (see `FakeProducer.init`).
@@ -49,6 +52,7 @@ final class AuthStandIn: Sendable {
             let errors = [request.email.flatMap(Self.emailError), request.username.flatMap(Self.usernameError)]
                 .compactMap { $0 }
             guard errors.isEmpty else { throw ServiceError.validation(errors) }
+            try Self.refuseObjectionable(request.username, state)
             return Empty()
         }
         producer.host.on(Auth.ChangeIdentity.self) { request, _ in
@@ -56,6 +60,7 @@ final class AuthStandIn: Sendable {
             let errors = [request.email.flatMap(Self.emailError), request.username.flatMap(Self.usernameError)]
                 .compactMap { $0 }
             guard errors.isEmpty else { throw ServiceError.validation(errors) }
+            try Self.refuseObjectionable(request.username, state)
             let changed = try state.withLock { s -> Identity in
                 guard var identity = s.identities[request.userId] else { throw ServiceError.notFound("user") }
                 let username = request.username?.lowercased()
@@ -76,6 +81,11 @@ final class AuthStandIn: Sendable {
             return changed
         }
         try producer.start()
+    }
+
+    /// 422 `objectionable_content` on `username` for a name the word list refuses.
+    private static func refuseObjectionable(_ username: String?, _ state: Locked<State>) throws {
+        if let e = state.withLock({ $0.words }).checkUsername(username) { throw ServiceError.objectionableContent([e]) }
     }
 
     static func usernameError(_ raw: String) -> FieldError? {
@@ -132,6 +142,9 @@ final class AuthStandIn: Sendable {
 
     /// Whether `auth.lookup_users` answers from the directory (false: it finds nobody).
     func answerLookups(_ answers: Bool) { state.withLock { $0.answersLookups = answers } }
+
+    /// Refuses usernames with a term of `words` from now on (422 `objectionable_content`).
+    func refuse(_ words: WordList) { state.withLock { $0.words = words } }
 
     /// The `auth.lookup_users` requests received so far.
     var lookups: [Auth.LookupUsers.Request] { state.withLock { $0.lookups } }
