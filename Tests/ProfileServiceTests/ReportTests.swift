@@ -326,7 +326,7 @@ import Wire
         }
         #expect(foreign?.code == "invalid_cursor")
         // A deleted reporter's reports stay, without the reporter.
-        _ = try await f.database.write { tx in try SQLReportStore.detachReporter(bob.id, in: tx) }
+        _ = try await f.database.write { tx in try SQLReportStore.detachReporter(bob.id, limit: 100, in: tx) }
         #expect(try await f.app.reports.reports.report(id: reports[0].id)?.reporter == nil)
     }
 }

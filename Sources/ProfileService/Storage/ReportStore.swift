@@ -488,10 +488,18 @@ struct SQLReportStore: ReportStore {
         }
     }
 
-    /// Forgets the reporter of every report `userId` filed, in `tx` (API.md: "Reports the user
-    /// filed stay, without the reporter"): for the account deletion's ProfileService step.
+    /// Forgets the reporter of up to `limit` of the reports `userId` filed, in `tx` (API.md:
+    /// "Reports the user filed stay, without the reporter"): a batch of the account's erasure
+    /// (`AccountEraser`), found through `reports_by_reporter`.
+    /// - Returns: how many reports, or nil when none names `userId` any more.
     /// - Throws: the engine's error.
-    static func detachReporter(_ userId: String, in tx: Transaction) throws {
-        try tx.query("UPDATE reports SET reporter_id = NULL WHERE reporter_id = \(userId)")
+    static func detachReporter(_ userId: String, limit: Int, in tx: Transaction) throws -> Int? {
+        try tx.query(
+            """
+            UPDATE reports SET reporter_id = NULL WHERE seq IN
+                (SELECT seq FROM reports WHERE reporter_id = \(userId) LIMIT \(limit))
+            """)
+        let n = tx.connection.changes
+        return n > 0 ? n : nil
     }
 }
