@@ -1,11 +1,12 @@
 #!/usr/bin/python3
 """The moderation console in a real browser (API.md "Account lifecycle and moderation", "The console").
 
-Drives Debian's headless Chromium through its DevTools protocol (the `websocket` module of
-Debian's python3-websocket; scripts/install-deps installs both) against a running gateway:
+Drives headless Chromium through its DevTools protocol (over a small WebSocket client of its own,
+the standard library only) against a running gateway:
 
   1. opens GET /moderation and checks it is served with `Content-Security-Policy: default-src 'self'`;
-  2. signs in through the page's own form (POST /v1/auth/login, the token kept in the page's memory);
+  2. signs in through the page's own form (POST /v1/auth/login, the token kept in the page's memory),
+     after which the form is out of view and the queue in it;
   3. waits for the open reports, finds the report on --post and checks that its snapshot's caption
      (e.g. `<img src=x onerror=alert(1)>`) and the reporter's comment are shown as text: the exact
      characters are in the page, no element was made of them, and no dialog ever opened;
@@ -13,7 +14,8 @@ Debian's python3-websocket; scripts/install-deps installs both) against a runnin
   5. resolves the report with --action through the page's button and waits for the page to say so.
 
 Prints one JSON line: {"ok": true, "screenshot": ..., "reportId": ..., "shownCaption": ...}. Exit
-status 0 when every check held, 1 with the failing check on stderr, 2 for a usage error.
+status 0 when every check held, 1 with the failing check on stderr, 2 for a usage error, 3 when no
+Chromium is installed (skipped: {"skipped": "..."} on stdout and a message on stderr).
 GatewayTests' ModerationEndToEndTests runs it (scripts/test, so .ci/run); by hand:
 
   /usr/bin/python3 scripts/console-browser-test.py --url http://127.0.0.1:8080 --login mod \
@@ -26,24 +28,107 @@ import base64
 import json
 import os
 import shutil
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 
-import websocket  # Debian's python3-websocket
+SKIPPED = 3
 
 
 class Failure(Exception):
     pass
 
 
+class Skipped(Exception):
+    pass
+
+
+class WebSocket:
+    """The client half of RFC 6455, enough for DevTools: text frames out (masked), text frames in
+    (fragmented or not), pings answered, a close ends it."""
+
+    def __init__(self, url, timeout):
+        parts = urllib.parse.urlsplit(url)
+        self.sock = socket.create_connection((parts.hostname, parts.port or 80), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        path = parts.path + ("?" + parts.query if parts.query else "")
+        self.sock.sendall(
+            ("GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+             "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n"
+             % (path, parts.hostname, parts.port or 80, key)).encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(1)
+            if not chunk:
+                raise Failure("DevTools closed the WebSocket handshake")
+            head += chunk
+        if not head.startswith(b"HTTP/1.1 101"):
+            raise Failure("DevTools refused the WebSocket: %r" % head.split(b"\r\n")[0])
+
+    def _exactly(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise Failure("DevTools closed the WebSocket")
+            data += chunk
+        return data
+
+    def _frame(self, opcode, payload):
+        header = bytes([0x80 | opcode])
+        n = len(payload)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        mask = os.urandom(4)
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def send(self, text):
+        self._frame(0x1, text.encode())
+
+    def recv(self):
+        message = b""
+        while True:
+            first, second = self._exactly(2)
+            opcode, n = first & 0x0F, second & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._exactly(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._exactly(8))[0]
+            mask = self._exactly(4) if second & 0x80 else None
+            payload = self._exactly(n)
+            if mask:
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+            if opcode == 0x9:
+                self._frame(0xA, payload)
+                continue
+            if opcode == 0x8:
+                raise Failure("DevTools closed the WebSocket")
+            if opcode in (0x0, 0x1, 0x2):
+                message += payload
+                if first & 0x80:
+                    return message.decode()
+
+    def close(self):
+        try:
+            self._frame(0x8, b"")
+        finally:
+            self.sock.close()
+
+
 def find_chromium():
     for name in (os.environ.get("CHROMIUM") or "", "chromium", "chromium-browser", "google-chrome"):
         if name and shutil.which(name):
             return shutil.which(name)
-    raise Failure("no chromium on PATH (scripts/install-deps installs Debian's chromium)")
+    raise Skipped("no chromium on PATH (set CHROMIUM, or install Debian's chromium: scripts/install-deps)")
 
 
 class Browser:
@@ -64,7 +149,7 @@ class Browser:
         port = self._devtools_port()
         page = self._until(lambda: next((t for t in self._targets(port) if t.get("type") == "page"), None),
                            "a page target")
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=timeout, suppress_origin=True)
+        self.ws = WebSocket(page["webSocketDebuggerUrl"], timeout)
         self.next_id = 0
         self.events = []
         self.send("Page.enable")
@@ -152,6 +237,7 @@ def js(value):
 
 
 def run(args):
+    find_chromium()
     base = args.url.rstrip("/")
     with urllib.request.urlopen(base + "/moderation", timeout=args.timeout) as r:
         policy = r.headers.get("Content-Security-Policy") or ""
@@ -165,6 +251,10 @@ def run(args):
         browser.evaluate(
             "document.getElementById('login').value = %s; document.getElementById('password').value = %s;"
             " document.getElementById('sign-in-button').click(); true" % (js(args.login), js(args.password)))
+        # Signed in: the form is gone from view (its `hidden` wins over the style's display).
+        browser.wait_for("getComputedStyle(document.getElementById('sign-in')).display === 'none'"
+                         " && getComputedStyle(document.getElementById('queue')).display !== 'none'",
+                         "the sign-in form to give way to the queue")
         item = ("[...document.querySelectorAll('li.report')]"
                 ".find(li => [...li.querySelectorAll('dd')].some(dd => dd.textContent === %s))" % js(args.post))
         browser.wait_for("!document.getElementById('queue').hidden && !!(%s)" % item, "the report on the post")
@@ -233,6 +323,10 @@ def main():
     args = parser.parse_args()
     try:
         print(json.dumps(run(args)), flush=True)
+    except Skipped as skipped:
+        print(json.dumps({"skipped": str(skipped)}), flush=True)
+        print("console-browser-test: skipped: " + str(skipped), file=sys.stderr, flush=True)
+        sys.exit(SKIPPED)
     except Failure as failure:
         print("console-browser-test: " + str(failure), file=sys.stderr, flush=True)
         sys.exit(1)

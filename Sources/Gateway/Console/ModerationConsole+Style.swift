@@ -3,6 +3,7 @@ extension ModerationConsole {
     static let style = #"""
         :root { color-scheme: light dark; font-family: system-ui, -apple-system, sans-serif; }
         body { margin: 0; }
+        [hidden] { display: none !important; }
         header { display: flex; align-items: center; gap: 1rem; padding: 0.75rem 1.5rem; border-bottom: 1px solid #8884; }
         header h1 { font-size: 1.25rem; margin: 0; flex: 1; }
         main { max-width: 60rem; margin: 0 auto; padding: 1rem 1.5rem; }
