@@ -10,9 +10,11 @@ import Wire
 /// AuthService's own configuration, reports with their snapshots, what a hostile client tries
 /// (a non-moderator on every moderation route, a report on a deleted target, two moderators
 /// resolving at once, a duplicate while open, the hourly limit), removal through the owner's
-/// path, the reporter's `report_resolved` notification, the queue on /metrics; and the
-/// moderation console in a real browser (headless Chromium driven through its DevTools protocol
-/// by scripts/console-browser-test.py), where a caption made to run script stays text.
+/// path, the reporter's `report_resolved` notification, a suspension (login 403
+/// `account_suspended`, the account's content 404 to others) and its lifting, the queue on
+/// /metrics; and the moderation console in a real browser (headless Chromium driven through its
+/// DevTools protocol by scripts/console-browser-test.py; skipped, saying so, without Chromium),
+/// where a caption made to run script stays text.
 @Suite(.serialized)
 struct ModerationEndToEndTests {
     /// A registered user: session token, id and username.
