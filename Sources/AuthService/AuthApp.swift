@@ -20,6 +20,7 @@ struct AuthApp: ServiceApp {
     let lifecycle: LifecycleHandlers
     let purge: SessionPurge
     let clock: Clock
+    let logger: Logger
 
     /// - Throws: `ConfigurationError` for a bad `AUTH_*` variable, `ServiceError` when libsodium
     ///   cannot start.
@@ -55,6 +56,7 @@ struct AuthApp: ServiceApp {
         lifecycle = LifecycleHandlers(
             lifecycle: SQLAccountLifecycleStore(database: database), hasher: hasher, throttle: throttle, clock: clock)
         self.clock = clock
+        self.logger = logger
         if configuration.allowImports { logger.warning("imports.allowed", metadata: ["setting": "ALLOW_IMPORTS"]) }
         purge = SessionPurge(
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
@@ -74,8 +76,8 @@ struct AuthApp: ServiceApp {
 
     /// The deletion saga's last step comes from NotificationService (`Auth` in Messages).
     func subscribe(_ events: EventSubscriptions) throws {
-        let clock = self.clock
-        try events.subscribe(to: .notification) { LifecycleHandlers.subscribe($0, clock: clock) }
+        let (clock, logger) = (self.clock, self.logger)
+        try events.subscribe(to: .notification) { LifecycleHandlers.subscribe($0, clock: clock, logger: logger) }
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {

@@ -5,7 +5,8 @@ import Storage
 import Support
 
 /// NotificationService: the follow graph and notifications; applies AuthService's events (its
-/// identity replica) and ProfileService's (likes, comments, tags, new posts); publishes
+/// identity replica, account states) and ProfileService's (likes, comments, tags, new posts,
+/// erased accounts); publishes
 /// `notification.*` events on its PUB socket and each notification, routed by recipient, on its
 /// delivery socket (`ServiceDescription.notification`: `NOTIFICATION_*` variables, ports
 /// 5555 / 5556 / 5557).
@@ -19,6 +20,9 @@ struct NotificationApp: ServiceApp {
     let notifications: NotificationHandlers
     let profileEvents: ProfileEventHandlers
     let jobs: FanOutWorker
+    /// Suspensions, their end and erasures (`AccountWorker`), and what starts them.
+    let accountWorker: AccountWorker
+    let accounts: AccountHandlers
     let pruner: RetentionPruner
     let merger: RecentMerger
     let devices: DeviceHandlers
@@ -69,6 +73,11 @@ struct NotificationApp: ServiceApp {
             sender = nil
         }
         let jobs = FanOutWorker(database: database, notifications: writer, batch: configuration.fanOutBatch, logger: logger)
+        let accountWorker = AccountWorker(
+            database: database, batch: configuration.erasureBatch, logger: logger,
+            hold: TestHold(path: configuration.erasureHoldFile))
+        self.accountWorker = accountWorker
+        accounts = AccountHandlers(database: database, worker: accountWorker)
         self.replica = replica
         self.jobs = jobs
         self.delivery = delivery
@@ -93,6 +102,8 @@ struct NotificationApp: ServiceApp {
         imports.register(on: host)
         notifications.register(on: host)
         devices.register(on: host)
+        accounts.register(on: host)
+        host.addCounters { accountWorker.counts() }
         if let delivery { host.addCounters { delivery.counters() } }
         if let sender { host.addCounters { sender.counts() } }
     }
@@ -101,12 +112,16 @@ struct NotificationApp: ServiceApp {
         try events.subscribe(to: .auth) {
             replica.subscribe($0)
             devices.subscribe($0)
+            accounts.subscribeAuth($0)
         }
-        try events.subscribe(to: .profile) { profileEvents.subscribe($0) }
+        try events.subscribe(to: .profile) {
+            profileEvents.subscribe($0)
+            accounts.subscribeProfile($0)
+        }
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        [("jobs", jobs), ("merge", merger), ("retention", pruner)]
+        [("jobs", jobs), ("accounts", accountWorker), ("merge", merger), ("retention", pruner)]
     }
 
     /// Every replica publishes what it writes on its own delivery socket, and sends pushes (the

@@ -122,6 +122,10 @@ struct ProfileApp: ServiceApp {
             accountStates.subscribe(subscriber)
         }
         // The follow graph's pairs this service enforces (blocks, who may see a private account).
-        try events.subscribe(to: .notification) { Visibility.subscribe($0) }
+        try events.subscribe(to: .notification) { subscriber in
+            Visibility.subscribe(subscriber)
+            let erasures = accountStates.erasures
+            EventRedaction.subscribe(subscriber) { erasures.ring() }
+        }
     }
 }

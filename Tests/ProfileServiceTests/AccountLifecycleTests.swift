@@ -253,6 +253,18 @@ import Wire
         #expect(types.filter { $0 == Profile.PostDeleted.type }.count == alicePosts.count)
         #expect(types.last == Profile.AccountErased.type)
         #expect(try await f.events(Profile.AccountErased.self) == [.init(userId: alice.id)])
+        // NotificationService's end of the saga: the outbox's events naming alice are redacted
+        // (windows of 40 seqs), her own erasure's end stays, others' events stay.
+        _ = try await f.database.write { tx in try EventRedaction.begin(alice.id, in: tx) }
+        #expect(try await eraser.redactEvents(of: alice.id) > 0)
+        let outbox = try await f.database.read { c in
+            try c.query("SELECT type, body FROM outbox ORDER BY seq").map { (try $0.string("type"), try $0.string("body")) }
+        }
+        #expect(outbox.filter { $0.1.contains(alice.id) }.map(\.0) == [Profile.AccountErased.type])
+        #expect(!outbox.contains { $0.1.contains("hi from alice") })
+        #expect(outbox.contains { $0.0 == Outbox.redactedType })
+        #expect(outbox.contains { $0.1.contains("bob was here") })
+        #expect(try await f.database.read { try EventRedaction.next(on: $0) } == nil)
         // Done: nothing more to do, a state that comes late changes nothing, a late follow
         // event brings nothing back.
         #expect(try await eraser.step(alice.id) == .none)

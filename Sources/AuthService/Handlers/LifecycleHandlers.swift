@@ -1,5 +1,6 @@
 import BackendKit
 import Messages
+import Support
 import Wire
 
 /// `auth.change_password`, `auth.delete_account`, `auth.set_suspension`, `auth.account_states`,
@@ -24,9 +25,13 @@ struct LifecycleHandlers: Sendable {
     }
 
     /// The saga's last step: applied from NotificationService's events.
-    static func subscribe(_ subscriber: EventSubscriber, clock: Clock) {
+    /// Logs `account.deleted` with the deletion's duration (`took_ms`, from the 202) when done.
+    static func subscribe(_ subscriber: EventSubscriber, clock: Clock, logger: Logger) {
         subscriber.on(Notifications.AccountErased.self) { event, tx in
-            try SQLAccountLifecycleStore.finishDeletion(userId: event.body.userId, now: clock.now(), in: tx)
+            let userId = event.body.userId
+            if let took = try SQLAccountLifecycleStore.finishDeletion(userId: userId, now: clock.now(), in: tx) {
+                logger.info("account.deleted", metadata: ["user.id": userId, "took_ms": "\(took)"])
+            }
             return .applied
         }
     }

@@ -182,8 +182,10 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
     /// The saga's last step (`notification.account.erased`), in the subscriber's transaction:
     /// deletes the account's sessions, its login failures and the account, and emits
     /// `auth.account.deleted`. Nothing when the account is not being deleted (a replayed event).
-    static func finishDeletion(userId: String, now: Int64, in tx: Transaction) throws {
-        guard let account = try locked(userId, in: tx), account.state == .deleting else { return }
+    /// - Returns: how long the deletion took, from its start, in ms; nil when nothing was done.
+    @discardableResult
+    static func finishDeletion(userId: String, now: Int64, in tx: Transaction) throws -> Int64? {
+        guard let account = try locked(userId, in: tx), account.state == .deleting else { return nil }
         try tx.query("DELETE FROM sessions WHERE user_id = \(userId)")
         try tx.query(
             """
@@ -191,9 +193,31 @@ struct SQLAccountLifecycleStore: AccountLifecycleStore {
             """
         )
         try tx.query("DELETE FROM users WHERE id = \(userId)")
+        try redactEvents(of: userId, in: tx)
         try tx.emit(
             Auth.AccountDeleted(
                 userId: userId, startedAt: Timestamp.format(ms: account.deletionStartedAt ?? now),
                 doneAt: Timestamp.format(ms: now)))
+        return now - (account.deletionStartedAt ?? now)
+    }
+
+    /// Redacts the account's past events in AuthService's outbox (`Outbox.redact`): its
+    /// registration, renames and session ends become `redacted`, and an import batch keeps its
+    /// other accounts; the lifecycle's own events (ids and times only) stay. It runs last in the
+    /// saga, when every subscriber has done with the account (its `notification.account.erased`
+    /// came after everything they had of it), so nothing a subscriber still needs is lost. One
+    /// scan of the outbox per deletion (bodies matched with LIKE, no index).
+    /// - Throws: the engine's error.
+    static func redactEvents(of userId: String, in tx: Transaction) throws {
+        let imported: @Sendable (String) -> String? = { body in
+            guard var event = try? WireJSON.decode(Auth.UsersImported.self, from: Array(body.utf8)) else { return nil }
+            event.identities.removeAll { $0.id == userId }
+            guard !event.identities.isEmpty, let bytes = try? WireJSON.encode(event) else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        try Outbox.redact(
+            mentioning: userId, after: 0, through: Outbox.head(in: tx),
+            keeping: [Auth.AccountStateChanged.type, Auth.AccountDeleted.type],
+            rewrite: [Auth.UsersImported.type: imported], in: tx)
     }
 }

@@ -7,6 +7,13 @@ struct NotificationConfiguration: Sendable, Equatable {
     /// smaller ones let other writes in more often (at 10,000 a batch holds the writer for
     /// tens of milliseconds, measured with `Benchmarks notification`).
     var fanOutBatch = 10_000
+    /// `NOTIFICATION_ERASURE_BATCH` (1...100,000, default 500): most rows one transaction of
+    /// `AccountWorker` deletes, moves aside or brings back (an erased account's data, a
+    /// suspended account's notifications), so that no batch holds the write lock for long.
+    var erasureBatch = 500
+    /// `NOTIFICATION_TEST_ERASURE_HOLD_FILE` (tests only; default none): an erasure waits between
+    /// batches while this file holds a number no greater than the batches it did (`TestHold`).
+    var erasureHoldFile: String?
     /// `NOTIFICATION_RETENTION_DAYS` (1...36,500, default 90) and `NOTIFICATION_RETENTION_COUNT`
     /// (1...1,000,000, default 1,000): see `RetentionPolicy`.
     var retention = RetentionPolicy.default
@@ -40,6 +47,8 @@ struct NotificationConfiguration: Sendable, Equatable {
     /// - Throws: `ConfigurationError` naming the variable.
     init(env: Environment) throws {
         fanOutBatch = try env.int("NOTIFICATION_FANOUT_BATCH", default: fanOutBatch, range: 100...1_000_000)
+        erasureBatch = try env.int("NOTIFICATION_ERASURE_BATCH", default: erasureBatch, range: 1...100_000)
+        erasureHoldFile = env.optionalString("NOTIFICATION_TEST_ERASURE_HOLD_FILE")
         retention = RetentionPolicy(
             maxAgeMs: Int64(try env.int("NOTIFICATION_RETENTION_DAYS", default: 90, range: 1...36_500)) * 86_400_000,
             count: try env.int("NOTIFICATION_RETENTION_COUNT", default: retention.count, range: 1...1_000_000))

@@ -29,9 +29,10 @@ struct FanOutJob: Sendable {
         postId: String, ownerId: String, thumbnailURL: String, createdAt: Int64, ownerUser: PublicUser? = nil,
         in tx: Transaction
     ) throws -> FanOutJob {
-        FanOutJob(
-            post: try Keys.post(postId, thumbnailURL: thumbnailURL, in: tx), postId: postId,
-            owner: try Keys.user(ownerId, in: tx), ownerId: ownerId, thumbnailURL: thumbnailURL, createdAt: createdAt,
+        let owner = try Keys.user(ownerId, in: tx)
+        return FanOutJob(
+            post: try Keys.post(postId, thumbnailURL: thumbnailURL, owner: owner, in: tx), postId: postId,
+            owner: owner, ownerId: ownerId, thumbnailURL: thumbnailURL, createdAt: createdAt,
             ownerUser: ownerUser?.id == ownerId ? ownerUser : nil)
     }
 }
@@ -67,8 +68,16 @@ final class FanOutWorker: Service {
     /// Starts the fan-out of `job` in `tx`: its first batch at once; the rest recorded for the
     /// worker (woken when `tx` commits). A post's fan-out starts once: the post is marked in the
     /// same transaction, so a repeated event (a replay after a lost cursor) notifies nobody twice.
+    ///
+    /// While the owner is hidden (suspended, or being deleted: `AccountStates`) the whole fan-out
+    /// is recorded and waits (`FanOutJobs.next` passes it over) until the suspension is lifted; an
+    /// erasure removes it.
     func start(_ job: FanOutJob, in tx: Transaction) throws {
         guard try FanOutJobs.markFannedOut(post: job.post, in: tx) else { return }
+        if try AccountStates.isHidden(job.owner, on: tx.connection) {
+            try FanOutJobs.record(job, after: 0, in: tx)
+            return
+        }
         let started = Timestamp.nowMs()
         let (count, last) = try notifications.fanOut(job, after: 0, limit: batch, in: tx)
         guard count == batch, let last, try FanOutJobs.hasFollowers(of: job.owner, after: last, on: tx.connection) else {

@@ -10,7 +10,8 @@ import Wire
 /// notifications removed (also through the worker when there are many), profile changes (and
 /// new profiles) → the actor replica (`ActorProfiles`). The actor's public fields that an event
 /// carries go on the live messages; a notification whose event carries none (a follow) gets
-/// them from the replica.
+/// them from the replica. An event that involves an erased account (one that arrives after its
+/// erasure, `AccountStates`) changes nothing: it recreates no post, profile or notification.
 struct ProfileEventHandlers: Sendable {
     let notifications: NotificationWriter
     let jobs: FanOutWorker
@@ -23,6 +24,7 @@ struct ProfileEventHandlers: Sendable {
         let jobs = self.jobs
         subscriber.on(Profile.PostLiked.self) { event, tx in
             let e = event.body
+            if try AccountStates.anyErased([e.ownerId, e.userId], on: tx.connection) { return .applied }
             try notifications.insert(
                 NewNotification(
                     recipientId: e.ownerId, actorId: e.userId, type: .like, detail: e.postType ?? "photo",
@@ -38,6 +40,7 @@ struct ProfileEventHandlers: Sendable {
         }
         subscriber.on(Profile.PostCommented.self) { event, tx in
             let e = event.body
+            if try AccountStates.anyErased([e.ownerId, e.userId], on: tx.connection) { return .applied }
             try notifications.insert(
                 NewNotification(
                     recipientId: e.ownerId, actorId: e.userId, type: .comment, commentId: e.commentId, detail: e.text,
@@ -59,6 +62,7 @@ struct ProfileEventHandlers: Sendable {
         }
         subscriber.on(Profile.ProfileChanged.self) { event, tx in
             let user = event.body.user
+            if try AccountStates.isErased(id: user.id, on: tx.connection) { return .applied }
             try ActorProfiles.apply(user, in: tx)
             try SafetyStore.setPrivate(
                 user: UserRef(id: user.id, username: user.username), isPrivate: user.isPrivate,
@@ -67,6 +71,7 @@ struct ProfileEventHandlers: Sendable {
         }
         subscriber.on(Profile.PostCreated.self) { event, tx in
             let e = event.body
+            if try AccountStates.isErased(id: e.ownerId, on: tx.connection) { return .applied }
             let time = Self.ms(event.header.time)
             let ref = Notifications.Notification.PostRef(id: e.postId, thumbnailURL: e.thumbnailURL)
             for user in Array(Set(e.taggedUserIds)).filter({ $0 != e.ownerId }).sorted() {

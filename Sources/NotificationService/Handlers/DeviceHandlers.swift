@@ -29,6 +29,8 @@ struct DeviceHandlers: Sendable {
     func subscribe(_ subscriber: EventSubscriber) {
         let clock = store.clock
         subscriber.on(Auth.SessionRevoked.self) { event, tx in
+            // An erased account has no devices left, and keeps no ended sessions.
+            if try AccountStates.isErased(id: event.body.userId, on: tx.connection) { return .applied }
             let now = clock()
             let until = event.body.expiresAt.flatMap(Timestamp.parse) ?? now + 31 * 86_400_000
             try DeviceStore.revoke(

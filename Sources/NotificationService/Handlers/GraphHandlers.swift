@@ -106,9 +106,14 @@ struct GraphHandlers: Sendable {
         return target
     }
 
-    /// The user named `username`. - Throws: 404 `not_found` when AuthService does not know it.
+    /// The user named `username`, as others act on them (follow, block, mute, a request, a list).
+    /// - Throws: 404 `not_found` when AuthService does not know it, or when the account is
+    ///   suspended, being deleted or erased (API.md: as for an unknown user; `AccountStates`).
     func user(named username: String) async throws -> UserRef {
         guard let identity = try await replica.identity(username: username) else {
+            throw ServiceError.notFound("user \(username)")
+        }
+        if try await replica.database.read({ try AccountStates.isHidden(identity.key, on: $0) }) {
             throw ServiceError.notFound("user \(username)")
         }
         return UserRef(id: identity.id, username: identity.username)

@@ -28,15 +28,20 @@ struct DeviceStore: Sendable {
     }
 
     /// Upserts the row of `sessionId` in `device_sessions` (see `PushSchema`), in `tx`: the
-    /// lock that orders a registration and a revocation of one session.
+    /// lock that orders a registration and a revocation of one session. `user` (a user key, nil
+    /// when unknown) is recorded as the session's owner when none is yet (an erasure finds the
+    /// account's sessions by it, `AccountErasure`).
     /// - Returns: when the session would have expired if it ended (Unix ms), nil while it is open.
     /// - Throws: the engine's error.
-    static func lockSession(_ sessionId: String, revokedUntil: Int64? = nil, in tx: Transaction) throws -> Int64? {
+    static func lockSession(_ sessionId: String, user: Int64?, revokedUntil: Int64? = nil, in tx: Transaction) throws
+        -> Int64?
+    {
         let row = try tx.connection.queryOne(
             """
-            INSERT INTO device_sessions(session_id, revoked_until) VALUES (\(sessionId), \(revokedUntil))
+            INSERT INTO device_sessions(session_id, revoked_until, user_key) VALUES (\(sessionId), \(revokedUntil), \(user))
             ON CONFLICT (session_id) DO UPDATE SET
-                revoked_until = COALESCE(excluded.revoked_until, device_sessions.revoked_until)
+                revoked_until = COALESCE(excluded.revoked_until, device_sessions.revoked_until),
+                user_key = COALESCE(device_sessions.user_key, excluded.user_key)
             RETURNING revoked_until
             """)
         return try row?.optionalInt64("revoked_until")
@@ -82,10 +87,13 @@ struct DeviceStore: Sendable {
         -> Notifications.Device
     {
         let c = tx.connection
-        if try Self.lockSession(r.sessionId, in: tx) != nil {
+        let user = try Keys.user(r.userId, in: tx)
+        if try Self.lockSession(r.sessionId, user: user, in: tx) != nil {
             throw ServiceError(.invalidToken, message: "the session has ended", status: 401)
         }
-        let user = try Keys.user(r.userId, in: tx)
+        // A suspended, deleted or erased account registers nothing (its lock: see `AccountStates`).
+        try Relations.lockAccounts([user], shared: true, in: tx)
+        try AccountStates.requireVisible([user], on: c)
         if let row = try c.queryOne("SELECT key, id, user_key, installation_id FROM devices WHERE token = \(r.token)") {
             let key = try row.int64("key")
             if try row.int64("user_key") == user {
@@ -203,11 +211,17 @@ struct DeviceStore: Sendable {
         nowMs: Int64, in tx: Transaction
     ) throws -> Int {
         var ended = Set<String>()
-        for session in Set(devices.map(\.sessionId)).sorted() where try lockSession(session, in: tx) != nil {
+        var owners: [String: Int64] = [:]
+        for d in devices where owners[d.sessionId] == nil { owners[d.sessionId] = d.userKey }
+        for session in owners.keys.sorted() where try lockSession(session, user: owners[session], in: tx) != nil {
             ended.insert(session)
         }
+        var erased = Set<Int64>()
+        for user in Set(devices.map(\.userKey)) where try AccountStates.state(user, on: tx.connection) == .erased {
+            erased.insert(user)
+        }
         var created = 0
-        var rest = devices.filter { !ended.contains($0.sessionId) }[...]
+        var rest = devices.filter { !ended.contains($0.sessionId) && !erased.contains($0.userKey) }[...]
         while !rest.isEmpty {
             let chunk = rest.prefix(500)
             rest = rest.dropFirst(chunk.count)
@@ -240,7 +254,8 @@ struct DeviceStore: Sendable {
     /// - Returns: how many devices were deleted. - Throws: the engine's error.
     @discardableResult
     static func revoke(userId: String, sessionIds: [String], until: Int64, now: Int64, in tx: Transaction) throws -> Int {
-        for session in sessionIds.sorted() { _ = try lockSession(session, revokedUntil: until, in: tx) }
+        let user = try Keys.existingUser(userId, on: tx.connection)
+        for session in sessionIds.sorted() { _ = try lockSession(session, user: user, revokedUntil: until, in: tx) }
         try tx.query(
             """
             DELETE FROM device_sessions WHERE session_id IN (SELECT session_id FROM device_sessions
@@ -293,6 +308,8 @@ struct DeviceStore: Sendable {
         ]
         return try await database.write { tx in
             let user = try Keys.user(r.userId, in: tx)
+            try Relations.lockAccounts([user], shared: true, in: tx)
+            try AccountStates.requireVisible([user], on: tx.connection)
             var muted =
                 try tx.connection.scalar("SELECT muted FROM push_preferences WHERE user_key = \(user)") ?? 0
             for case (let type, let on?) in changes {

@@ -22,9 +22,10 @@ enum FanOutJobs {
             """)
     }
 
-    /// The oldest fan-out job (SQLite's rowid, PostgreSQL's identity column `position`), with
-    /// the follower key it stopped at; on PostgreSQL one no other replica's transaction holds
-    /// (it is then held until `tx` ends). Nil when none is waiting. - Throws: `DatabaseError`,
+    /// The oldest fan-out job (SQLite's rowid, PostgreSQL's identity column `position`) whose
+    /// owner is not hidden (a suspended owner's fan-outs wait: `AccountStates`), with the
+    /// follower key it stopped at; on PostgreSQL one no other replica's transaction holds (it is
+    /// then held until `tx` ends). Nil when none is waiting. - Throws: `DatabaseError`,
     /// `RowError`.
     static func next(in tx: Transaction) throws -> (job: FanOutJob, after: Int64)? {
         guard
@@ -33,6 +34,7 @@ enum FanOutJobs {
                 SELECT j.post, j.owner, j.created_at, j.after_follower, j.skip_notified, p.id AS post_id,
                     p.thumbnail_url, i.id AS owner_id
                 FROM fanout_jobs j JOIN posts p ON p.key = j.post JOIN identities i ON i.key = j.owner
+                WHERE \(AccountStates.active("j.owner"))
                 ORDER BY j.\(SQL.insertionOrder) LIMIT 1\(SQL.forUpdateSkipLocked(of: "j"))
                 """)
         else { return nil }

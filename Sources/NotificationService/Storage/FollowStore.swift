@@ -59,13 +59,15 @@ struct SQLFollowStore: FollowStore {
     }
 
     /// The header of `user` (key, id) with `counts` as `viewerId` sees it.
-    /// - Throws: 404 when the user blocks the viewer (to them the user does not exist).
+    /// - Throws: 404 when the user blocks the viewer (to them the user does not exist), or is
+    ///   hidden (suspended, deleting, erased: `AccountStates`).
     static func header(
         user: Int64, userId: String, followers: Int, following: Int, viewerId: String, on c: DatabaseConnection
     ) throws -> Notifications.Header.Reply {
         guard viewerId != userId else {
             return .init(userId: userId, followers: followers, following: following, followState: .self)
         }
+        try AccountStates.requireVisible([user], on: c)
         guard let viewer = try Keys.existingUser(viewerId, on: c) else {
             return .init(userId: userId, followers: followers, following: following, followState: .notFollowing)
         }
@@ -97,6 +99,9 @@ struct SQLFollowStore: FollowStore {
         let from = try Keys.user(follower.id, in: tx)
         let to = try Keys.user(followee.id, in: tx)
         try Relations.lockPair(from, to, shared: false, in: tx)
+        // A suspended, deleted or erased account is as unknown (its lock is held: a state change
+        // waits for this follow, or this follow sees it).
+        try AccountStates.requireVisible([from, to], on: tx.connection)
         // To the blocked user the blocker does not exist; the blocker unblocks first.
         if try Relations.blocks(to, from, on: tx.connection) { throw ServiceError.notFound("user \(followee.username)") }
         if try Relations.blocks(from, to, on: tx.connection) {
@@ -278,6 +283,8 @@ struct SQLFollowStore: FollowStore {
             try c.snapshot {
                 guard let user = try Keys.existingUser(userId, on: c) else { return Page(items: [], nextCursor: nil) }
                 let viewerKey = try Keys.existingUser(viewerId, on: c)
+                // A hidden account's lists are as an unknown user's.
+                if viewerId != userId { try AccountStates.requireVisible([user], on: c) }
                 // To the blocked user the blocker does not exist; a private account's lists are
                 // its followers' business.
                 if let viewerKey, try Relations.blocks(user, viewerKey, on: c) { throw ServiceError.notFound("user") }
@@ -286,7 +293,8 @@ struct SQLFollowStore: FollowStore {
                 }
                 let viewer = viewerKey ?? -1
                 let (mine, other): (SQL, SQL) = following ? ("follower", "followee") : ("followee", "follower")
-                // Nobody blocked either way by the viewer appears in the list.
+                // Nobody blocked either way by the viewer appears in the list, nor a hidden account
+                // (its edges stay, and count).
                 let rows = try c.query(
                     """
                     SELECT e.key, i.id AS user_id, EXISTS(
@@ -297,6 +305,7 @@ struct SQLFollowStore: FollowStore {
                     WHERE e.\(mine) = \(user) AND e.key < \(before)
                         AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = e.\(other) AND b.blocked = \(viewer))
                         AND NOT EXISTS (SELECT 1 FROM blocks b WHERE b.blocker = \(viewer) AND b.blocked = e.\(other))
+                        AND \(AccountStates.active("e.\(other)"))
                     ORDER BY e.key DESC LIMIT \(limit + 1)
                     """)
                 let shown = rows.prefix(limit)

@@ -20,25 +20,37 @@ enum Keys {
         return key
     }
 
-    /// The key of user `id`, nil when this database has never seen it. - Throws: the engine's error.
+    /// The key of user `id`, nil when this database has never seen it. An erased account's is its
+    /// tombstone's (`account_states`: its `identities` row is gone, and none is added again).
+    /// - Throws: the engine's error.
     static func existingUser(_ id: String, on c: DatabaseConnection) throws -> Int64? {
-        try c.scalar("SELECT key FROM identities WHERE id = \(id)")
+        try c.scalar(
+            """
+            SELECT COALESCE(
+                (SELECT s.user_key FROM account_states s WHERE s.user_id = \(id) AND s.state = \(literal: AccountState.erased.rawValue)),
+                (SELECT i.key FROM identities i WHERE i.id = \(id)))
+            """)
     }
 
-    /// The key of post `id`, adding the post or updating its thumbnail URL when one is given.
+    /// The key of post `id`, adding the post or updating its thumbnail URL when one is given, and
+    /// recording its `owner` (a user key) when given and not known yet (`posts.owner`: an
+    /// account's hold and erasure find its posts' notifications through it).
     /// - Throws: the engine's error.
-    static func post(_ id: String, thumbnailURL: String?, in tx: Transaction) throws -> Int64 {
-        if let row = try tx.connection.queryOne("SELECT key, thumbnail_url FROM posts WHERE id = \(id)") {
+    static func post(_ id: String, thumbnailURL: String?, owner: Int64? = nil, in tx: Transaction) throws -> Int64 {
+        if let row = try tx.connection.queryOne("SELECT key, thumbnail_url, owner FROM posts WHERE id = \(id)") {
             let key = try row.int64("key")
             if let thumbnailURL, try row.string("thumbnail_url") != thumbnailURL {
                 try tx.query("UPDATE posts SET thumbnail_url = \(thumbnailURL) WHERE key = \(key)")
+            }
+            if let owner, try row.optionalInt64("owner") == nil {
+                try tx.query("UPDATE posts SET owner = \(owner) WHERE key = \(key)")
             }
             return key
         }
         if let key = try tx.connection.scalar(
             """
-            INSERT INTO posts(id, thumbnail_url) VALUES (\(id), \(thumbnailURL ?? "")) ON CONFLICT (id) DO NOTHING
-            RETURNING key
+            INSERT INTO posts(id, thumbnail_url, owner) VALUES (\(id), \(thumbnailURL ?? ""), \(owner))
+            ON CONFLICT (id) DO NOTHING RETURNING key
             """)
         {
             return key

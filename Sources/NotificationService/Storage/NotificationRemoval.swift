@@ -10,36 +10,45 @@ struct RemovedRow: Sendable, Equatable {
     var actor: Int64
     /// Its dedup key (see `NotificationSchema`), nil for none.
     var once: Int64?
+    /// Whether it is a row a suspension holds (`held_notifications`, see `AccountHold`): out of
+    /// the lists, groups and badge already, so it only goes.
+    var held: Bool
 
-    init(recipient: Int64, seq: Int64, type: Int64, grp: Int64?, actor: Int64, once: Int64?) {
+    init(recipient: Int64, seq: Int64, type: Int64, grp: Int64?, actor: Int64, once: Int64?, held: Bool = false) {
         self.recipient = recipient
         self.seq = seq
         self.type = type
         self.grp = grp
         self.actor = actor
         self.once = once
+        self.held = held
     }
 
-    /// A row selected with `recipient, seq, type, grp, actor, once`. - Throws: `RowError`.
+    /// A row selected with `recipient, seq, type, grp, actor, once` and optionally `held` (0/1).
+    /// - Throws: `RowError`.
     init(_ r: Row) throws {
         self.init(
             recipient: try r.int64("recipient"), seq: try r.int64("seq"), type: try r.int64("type"),
-            grp: try r.optionalInt64("grp"), actor: try r.int64("actor"), once: try r.optionalInt64("once"))
+            grp: try r.optionalInt64("grp"), actor: try r.int64("actor"), once: try r.optionalInt64("once"),
+            held: r.columns.names.contains("held") ? try r.bool("held") : false)
     }
 }
 
 /// "These notification rows go": the one path every removal takes (an unlike, an unfollow, a
-/// deleted post, retention), so the flat list, the groups and the badge agree afterwards.
+/// deleted post, retention), so the flat list, the groups and the badge agree afterwards. (The
+/// hold and the erasure of an account remove many rows at once through `BatchRemoval`, with the
+/// same corrections.)
 enum NotificationRemoval {
     /// The rows of both notification tables matching `condition` (SQL over the row's columns),
-    /// ready for `remove`. - Throws: `DatabaseError`.
+    /// and the held ones (`AccountHold`), ready for `remove`, in one statement.
+    /// - Throws: `DatabaseError`.
     static func rows(where condition: SQL, on c: DatabaseConnection) throws -> [RemovedRow] {
-        var rows: [RemovedRow] = []
-        for table: SQL in ["recent_notifications", "notifications"] {
-            rows += try c.query("SELECT recipient, seq, type, grp, actor, once FROM \(table) WHERE \(condition)")
-                .map(RemovedRow.init)
-        }
-        return rows
+        let tables: [(SQL, SQL)] = [("recent_notifications", "0"), ("notifications", "0"), ("held_notifications", "1")]
+        return try c.query(
+            tables.map { table, held in
+                "SELECT recipient, seq, type, grp, actor, once, \(held) AS held FROM \(table) WHERE \(condition)"
+            }.joined(separator: " UNION ALL ")
+        ).map(RemovedRow.init)
     }
 
     /// Deletes `rows` from both notification tables, in `tx`, and keeps what depends on them:
@@ -60,6 +69,11 @@ enum NotificationRemoval {
         var removed: [Int64: [Int64]] = [:]  // recipient → seqs deleted
         var groups: [[Int64]: Int] = [:]
         for row in rows {
+            if row.held {
+                // Its corrections were made when it was held.
+                try tx.query("DELETE FROM held_notifications WHERE recipient = \(row.recipient) AND seq = \(row.seq)")
+                continue
+            }
             try tx.query("DELETE FROM recent_notifications WHERE recipient = \(row.recipient) AND seq = \(row.seq)")
             var gone = c.changes
             try tx.query("DELETE FROM notifications WHERE recipient = \(row.recipient) AND seq = \(row.seq)")

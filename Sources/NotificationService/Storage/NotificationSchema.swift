@@ -41,6 +41,8 @@ import Storage
 ///   `push_queue`): see `PushSchema`.
 /// - `actor_profiles`: the public profile fields live notifications show their actor with:
 ///   see `ActorProfiles`.
+/// - Account states, held notifications and the account jobs (`account_states`,
+///   `held_notifications`, `held_groups`, `account_jobs`): see `AccountSchema`.
 /// - `fanout_jobs`: new posts whose fan-out to `notifyPosts` followers is under way, with the
 ///   last follower key reached (`skip_notified`: a job carried over from the id-ordered
 ///   schema, which skips followers it already reached); `purge_jobs`: deleted posts whose notifications are being
@@ -362,6 +364,7 @@ enum NotificationSchema {
             Migration("notification.16-push-suppressed", "ALTER TABLE notification_suppressed RENAME TO push_suppressed"),
             PushSchema.deviceTrustMigration(for: "notification.17-device-trust"),
             SafetySchema.migration(for: "notification.18-privacy-and-safety"),
-            ReportNotificationSchema.migration(for: "notification.19-report-resolved-singles"),
+            AccountSchema.migration(for: "notification.19-account-lifecycle"),
+            ReportNotificationSchema.migration(for: "notification.20-report-resolved-singles"),
         ]
 }

@@ -100,7 +100,14 @@ struct NotificationWriter: Sendable {
         guard n.recipientId != n.actorId || n.type == .reportResolved else { return nil }
         let recipient = try Keys.user(n.recipientId, in: tx)
         let actor = try Keys.user(n.actorId, in: tx)
-        let post = try n.post.map { try Keys.post($0.id, thumbnailURL: $0.thumbnailURL, in: tx) }
+        // A like's or comment's post is the recipient's; a tag's the actor's.
+        let owner: Int64? =
+            switch n.type {
+            case .like, .comment: recipient
+            case .tag, .post: actor
+            case .follow, .followRequest, .followAccepted, .reportResolved: nil
+            }
+        let post = try n.post.map { try Keys.post($0.id, thumbnailURL: $0.thumbnailURL, owner: owner, in: tx) }
         let once: Int64? =
             switch n.type {
             case .like, .tag: post
@@ -119,7 +126,9 @@ struct NotificationWriter: Sendable {
         // notification while the action stands (API.md), its push stopped by `push_suppressed`.
         // Nothing between a blocked pair, and nothing from someone the recipient mutes (API.md
         // "Privacy and safety"): checked in the same statement, so an action that raced a block
-        // or a mute made before it commits notifies nobody.
+        // or a mute made before it commits notifies nobody. Nothing to or from a suspended,
+        // deleted or erased account either (`AccountStates`; the pair lock above took both
+        // accounts' locks, so a state change waits for this insert or this insert sees it).
         guard
             let row = try Self.byKey(
                 tx.connection,
@@ -136,6 +145,8 @@ struct NotificationWriter: Sendable {
                                 AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocker = \(recipient) AND blocked = \(actor))
                                 AND NOT EXISTS (SELECT 1 FROM blocks WHERE blocker = \(actor) AND blocked = \(recipient))
                                 AND NOT EXISTS (SELECT 1 FROM mutes WHERE muter = \(recipient) AND muted = \(actor))
+                                AND NOT EXISTS (SELECT 1 FROM account_states s WHERE s.user_key IN (\(recipient), \(actor))
+                                    AND s.state <> 0)
                             ON CONFLICT (recipient, actor, type, once) WHERE once IS NOT NULL DO NOTHING RETURNING seq
                             """))
                 })
@@ -170,6 +181,9 @@ struct NotificationWriter: Sendable {
     ///   (a job carried over from the old schema).
     /// - Returns: how many followers the batch covered and the last one's key (nil: none left).
     /// - Throws: the engine's error.
+    ///
+    /// Nobody is notified while the owner is hidden (suspended, deleting, erased: `AccountStates`),
+    /// and no follower who is (both checked in the insert): the batch still covers its followers.
     func fanOut(_ job: FanOutJob, after: Int64, limit: Int, in tx: Transaction) throws -> (count: Int, last: Int64?) {
         let c = tx.connection
         try Relations.lockFanOut(of: job.owner, shared: true, in: tx)
@@ -198,6 +212,7 @@ struct NotificationWriter: Sendable {
                     FROM edges e WHERE e.followee = \(job.owner) AND e.notify_posts = 1 AND e.follower > \(after)
                         AND e.follower <= \(last) \(skip)
                         AND NOT EXISTS (SELECT 1 FROM mutes m WHERE m.muter = e.follower AND m.muted = \(job.owner))
+                        AND \(AccountStates.active("e.follower")) AND \(AccountStates.active("\(job.owner)"))
                     ORDER BY e.follower
                     RETURNING recipient, seq
                     """
@@ -259,15 +274,17 @@ struct NotificationWriter: Sendable {
         }
     }
 
-    /// Deletes up to `limit` notifications about post `post` (from both tables) through
-    /// `NotificationRemoval` (groups, `head_floor`, badge), in `tx`.
+    /// Deletes up to `limit` notifications about post `post` (from both tables, and those a
+    /// suspension holds) through `NotificationRemoval` (groups, `head_floor`, badge), in `tx`.
     /// - Returns: how many were deleted.
     /// - Throws: the engine's error.
     static func delete(aboutPost post: Int64, limit: Int, in tx: Transaction) throws -> Int {
         let rows = try tx.query(
             """
-            SELECT recipient, seq, type, grp, actor, once FROM recent_notifications WHERE post = \(post)
-            UNION ALL SELECT recipient, seq, type, grp, actor, once FROM notifications WHERE post = \(post) LIMIT \(limit)
+            SELECT recipient, seq, type, grp, actor, once, 0 AS held FROM recent_notifications WHERE post = \(post)
+            UNION ALL SELECT recipient, seq, type, grp, actor, once, 0 AS held FROM notifications WHERE post = \(post)
+            UNION ALL SELECT recipient, seq, type, grp, actor, once, 1 AS held FROM held_notifications WHERE post = \(post)
+            LIMIT \(limit)
             """)
         try NotificationRemoval.remove(try rows.map(RemovedRow.init), in: tx)
         return rows.count
@@ -436,6 +453,9 @@ struct SQLNotificationStore: NotificationStore {
         try await database.write { tx in
             let c = tx.connection
             guard let recipient = try Keys.existingUser(recipientId, on: c) else { return 0 }
+            // An erased account keeps no read mark (its erasure may be under way: its lock first).
+            try Relations.lockAccounts([recipient], shared: true, in: tx)
+            if try AccountStates.state(recipient, on: c) == .erased { return 0 }
             let head = try Self.head(recipient, on: c)
             let old = try Self.readSeq(recipient, on: c)
             let mark = max(old, min(upToSeq ?? head, head))

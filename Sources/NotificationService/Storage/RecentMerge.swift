@@ -14,10 +14,14 @@ enum RecentMerge {
         return (try row.int64("recipient"), try row.int64("seq"))
     }
 
-    /// Whether a fan-out or purge job is waiting (the merge stands aside while one is).
+    /// Whether a fan-out or purge job is waiting (the merge stands aside while one is; not for
+    /// the fan-out of a hidden owner, which waits for the suspension's end: `FanOutJobs.next`).
     /// - Throws: `DatabaseError`.
     static func jobsPending(on c: DatabaseConnection) throws -> Bool {
-        try c.exists("SELECT 1 FROM fanout_jobs UNION ALL SELECT 1 FROM purge_jobs")
+        try c.exists(
+            """
+            SELECT 1 FROM fanout_jobs j WHERE \(AccountStates.active("j.owner")) UNION ALL SELECT 1 FROM purge_jobs
+            """)
     }
 
     /// The keys in the recent table after `after` and not after `last`, in order, at most `limit`.

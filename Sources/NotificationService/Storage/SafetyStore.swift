@@ -27,6 +27,7 @@ struct SafetyStore: Sendable {
         // before it goes on (PostgreSQL; see `Relations.lockPair`).
         try Relations.lockPair(me, them, shared: false, in: tx)
         for owner in [min(me, them), max(me, them)] { try Relations.lockFanOut(of: owner, shared: false, in: tx) }
+        try AccountStates.requireVisible([me, them], on: tx.connection)
         if try Relations.blocks(them, me, on: tx.connection) { throw ServiceError.notFound("user") }
         guard blocking else {
             try tx.query("DELETE FROM blocks WHERE blocker = \(me) AND blocked = \(them)")
@@ -59,11 +60,14 @@ struct SafetyStore: Sendable {
 
     /// Mutes or unmutes `target` for `user`; idempotent, and nobody is told.
     /// - Returns: whether `user` mutes `target` afterwards.
-    /// - Throws: 404 `not_found` when `target` blocks `user`, the engine's error.
+    /// - Throws: 404 `not_found` when `target` blocks `user` or either is hidden
+    ///   (`AccountStates`), the engine's error.
     func setMute(user: UserRef, target: UserRef, muting: Bool, nowMs: Int64) async throws -> Bool {
         try await database.write { tx in
             let me = try Keys.user(user.id, in: tx)
             let them = try Keys.user(target.id, in: tx)
+            try Relations.lockAccounts([me, them], shared: true, in: tx)
+            try AccountStates.requireVisible([me, them], on: tx.connection)
             if try Relations.blocks(them, me, on: tx.connection) { throw ServiceError.notFound("user") }
             if muting {
                 try tx.query(
@@ -78,7 +82,8 @@ struct SafetyStore: Sendable {
         }
     }
 
-    /// One of `userId`'s lists, newest first.
+    /// One of `userId`'s lists, newest first, without the hidden accounts (`AccountStates`: their
+    /// rows stay, and come back when a suspension is lifted).
     /// - Throws: 400 `invalid_cursor`, the engine's error.
     func list(_ list: Notifications.SafetyList, userId: String, page: PageRequest) async throws
         -> Page<Notifications.UserSince>
@@ -97,7 +102,8 @@ struct SafetyStore: Sendable {
             let rows = try c.query(
                 """
                 SELECT t.key, i.id, t.created_at FROM \(table) t JOIN identities i ON i.key = t.\(other)
-                WHERE t.\(owner) = \(user) AND t.key < \(before) ORDER BY t.key DESC LIMIT \(limit + 1)
+                WHERE t.\(owner) = \(user) AND t.key < \(before) AND \(AccountStates.active("t.\(other)"))
+                ORDER BY t.key DESC LIMIT \(limit + 1)
                 """)
             let shown = rows.prefix(limit)
             return Page(
@@ -119,6 +125,7 @@ struct SafetyStore: Sendable {
                 let them = try Keys.existingUser(requester.id, on: tx.connection)
             else { throw ServiceError.notFound("follow request") }
             try Relations.lockPair(me, them, shared: false, in: tx)
+            try AccountStates.requireVisible([me, them], on: tx.connection)
             guard let notify = try SQLFollowStore.removeRequest(from: them, to: me, suppressRepeat: !accept, in: tx)
             else { throw ServiceError.notFound("follow request") }
             if accept {

@@ -224,5 +224,6 @@ enum ProfileSchema {
             Visibility.migration(for: "profile.7-privacy-and-safety"),
             AccountStates.migration(for: "profile.8-account-lifecycle"),
             ReportSchema.migration(for: "profile.9-reports-and-moderation"),
+            EventRedaction.migration(for: "profile.10-event-redaction"),
         ]
 }

@@ -82,9 +82,10 @@ import Wire
         #expect(states.map(\.state) == [.deleting] && states.map(\.userId) == [alice.identity.id])
 
         // The saga's last step, applied as the subscriber applies NotificationService's event.
-        try await auth.database.write { tx in
+        let took = try await auth.database.write { tx in
             try SQLAccountLifecycleStore.finishDeletion(userId: alice.identity.id, now: auth.clock.now, in: tx)
         }
+        #expect(took != nil)
         let deleted = try await auth.events(Auth.AccountDeleted.self)
         #expect(deleted.map(\.userId) == [alice.identity.id])
         let rows = try await auth.database.read { c in
@@ -92,11 +93,22 @@ import Wire
                 + (try c.scalar("SELECT count(*) FROM sessions WHERE user_id = \(alice.identity.id)")!)
         }
         #expect(rows == 0)
+        // The outbox (kept for replay) holds nothing of alice but the lifecycle's ids and times:
+        // her registration is redacted, bob's stays.
+        let outbox = try await auth.database.read { c in
+            try c.query("SELECT type, body FROM outbox ORDER BY seq").map { (try $0.string("type"), try $0.string("body")) }
+        }
+        let naming = outbox.filter { $0.1.contains(alice.identity.id) }.map(\.0)
+        #expect(Set(naming) == [Auth.AccountStateChanged.type, Auth.AccountDeleted.type], "\(naming)")
+        #expect(!outbox.contains { $0.1.contains("alice@example.com") })
+        #expect(outbox.contains { $0.0 == Outbox.redactedType && $0.1 == "{}" })
+        #expect(outbox.contains { $0.0 == Auth.UserRegistered.type && $0.1.contains(bob.identity.id) })
         // Replayed, it does nothing more; the name and email are free.
-        try await auth.database.write { tx in
+        let replayed = try await auth.database.write { tx in
             try SQLAccountLifecycleStore.finishDeletion(userId: alice.identity.id, now: auth.clock.now, in: tx)
         }
-        #expect(try await auth.events(Auth.AccountDeleted.self).count == 1)
+        let deletedEvents = try await auth.events(Auth.AccountDeleted.self)
+        #expect(replayed == nil && deletedEvents.count == 1)
         let reborn = try await auth.register("alice")
         #expect(reborn.identity.id != alice.identity.id)
         _ = try await auth.validate(bob.session.token)

@@ -44,16 +44,22 @@ final class InProcessService: Sendable {
     ///   - fanOutBatch: rows per fan-out transaction (`FanOutWorker.batch`).
     ///   - push: the push transport and queue (nil: push off); the sender is not started, tests
     ///     call `PushSender.step()`.
-    init(fanOutBatch: Int = 2_000, push: (transport: any PushTransport, queue: PushQueue)? = nil) async throws {
-        directory = makeTemporaryDirectory("notification-inprocess")
-        database = try TestDatabase.open(in: directory)
-        auth = try FakeAuth(context: context, directory: directory)
+    ///   - accountBatch: rows per transaction of the account worker (`AccountWorker.batch`).
+    ///   - directory: an existing service's directory to open again (a restart), nil: a new one.
+    init(
+        fanOutBatch: Int = 2_000, accountBatch: Int = 1_000, push: (transport: any PushTransport, queue: PushQueue)? = nil,
+        directory: String? = nil
+    ) async throws {
+        self.directory = directory ?? makeTemporaryDirectory("notification-inprocess")
+        database = try TestDatabase.open(in: self.directory)
+        auth = try FakeAuth(context: context, directory: self.directory)
         let bound = try auth.start()
         authClient = try RPCClient(
             service: "auth", endpoint: bound.rpc, context: context, logger: Self.logger, defaultTimeoutMs: 10_000)
         try await waitUntilReachable(authClient, timeoutMs: 60_000)
         var configuration = NotificationConfiguration()
         configuration.fanOutBatch = fanOutBatch
+        configuration.erasureBatch = accountBatch
         app = NotificationApp(
             database: database, auth: authClient, logger: Self.logger, configuration: configuration,
             publisher: delivered.publisher, push: push)
@@ -106,6 +112,31 @@ final class InProcessService: Sendable {
     ) async throws -> Page<Notifications.Entry> {
         try await app.graph.listEdges(
             .init(viewerId: viewer.id, username: username, following: following, page: .init(limit: limit, cursor: cursor)))
+    }
+
+    // MARK: Account states
+
+    /// Applies `state` (version `version`) as the gateway's `notification.apply_account_state` does.
+    func setState(_ user: Identity, _ state: Auth.AccountState, version: Int64) async throws {
+        try await app.accounts.apply(.init(userId: user.id, state: state, version: version))
+    }
+
+    /// Runs the account worker's batches until no job is left (at most `limit` batches).
+    /// - Returns: what each batch did.
+    @discardableResult
+    func runAccountJobs(limit: Int = 100_000) async throws -> [AccountWorker.Outcome] {
+        var outcomes: [AccountWorker.Outcome] = []
+        while outcomes.count < limit, let outcome = try await app.accountWorker.step() { outcomes.append(outcome) }
+        return outcomes
+    }
+
+    /// The user's key in the service's database.
+    func key(_ user: Identity) async throws -> Int64 {
+        let id = user.id
+        return try await database.read { c in
+            guard let key = try Keys.existingUser(id, on: c) else { throw TestSupportError("no key for user \(id)") }
+            return key
+        }
     }
 
     // MARK: Notifications

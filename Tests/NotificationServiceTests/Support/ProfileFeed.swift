@@ -37,6 +37,7 @@ final class ProfileFeed: Sendable {
             producer: .profile, endpoint: endpoint, context: service.context, replay: replay,
             database: service.database, logger: InProcessService.logger)
         service.app.profileEvents.subscribe(subscriber)
+        service.app.accounts.subscribeProfile(subscriber)
         let task = Task { try await subscriber.run() }
         current.withLock { $0 = (subscriber, task) }
     }
