@@ -62,6 +62,11 @@ struct AuthApp: ServiceApp {
             store: sessionStore, intervalSeconds: configuration.sessionPurgeSeconds, logger: logger, clock: clock)
     }
 
+    /// `AuthService moderator grant|revoke|list` (`ModeratorCommand`).
+    static func command(_ arguments: [String]) async -> Int32? {
+        await ModeratorCommand.run(arguments)
+    }
+
     func register(on host: ServiceHost) {
         accounts.register(on: host)
         sessions.register(on: host)

@@ -21,6 +21,7 @@ struct ProfileApp: ServiceApp {
     let settings: SettingsHandlers
     let media: MediaHandlers
     let idempotencyPurge: IdempotencyPurge
+    let reports: ReportHandlers
     let accountStates: AccountStateHandlers
     let eraser: AccountEraser
 
@@ -86,6 +87,16 @@ struct ProfileApp: ServiceApp {
         eraser = AccountEraser(
             database: database, files: files, doorbell: erasures, batch: configuration.erasureBatch, intervalMs: 1_000,
             logger: logger, hold: TestHold(path: configuration.erasureHoldFile))
+        let reportStore = SQLReportStore(database: database)
+        let effects = ModerationEffects(
+            reports: reportStore, posts: postStore,
+            removeComment: { postId, commentId, authorId in
+                // profile.delete_comment's path as the author: the count and the event (which
+                // takes the comment's notification away).
+                try await engagementStore.deleteComment(postId: postId, commentId: commentId, by: authorId)
+            }, auth: auth, logger: logger, released: { await collector.released() })
+        reports = ReportHandlers(
+            users: users, reports: reportStore, effects: effects, reportsPerHour: configuration.reportsPerHour)
     }
 
     func register(on host: ServiceHost) {
@@ -95,10 +106,14 @@ struct ProfileApp: ServiceApp {
         settings.register(on: host)
         media.register(on: host)
         accountStates.register(on: host)
+        reports.register(on: host)
     }
 
     func backgroundServices() -> [(name: String, service: any Service)] {
-        [("media.collector", media.collector), ("idempotency.purge", idempotencyPurge), ("account.eraser", eraser)]
+        [
+            ("media.collector", media.collector), ("idempotency.purge", idempotencyPurge), ("account.eraser", eraser),
+            ("moderation.effects", reports.effects),
+        ]
     }
 
     func subscribe(_ events: EventSubscriptions) throws {

@@ -317,4 +317,54 @@ import Wire
         #expect(try await Self.rowsNaming(alice.id, on: f.database) == [:])
         for p in bobPosts { #expect(try await Self.counts(f, p, bob).0 == 0) }
     }
+
+    /// Reports a deleted account filed stay for the moderators, open or resolved, with their
+    /// snapshots, and without the reporter: a phase of the erasure's batches.
+    @Test func aDeletedAccountsReportsStayWithoutTheReporter() async throws {
+        let f = try await Self.fixture()
+        let alice = try await f.register("alice")
+        let bob = try await f.register("bob")
+        let carol = try await f.register("carol")
+        let mod = try await f.register("mod")
+        let bobPost = try await f.post(bob, caption: "bob")
+        var filed: [Profile.Report] = []
+        for (type, id) in [("post", bobPost.id), ("user", bob.id), ("user", carol.id)] {
+            filed.append(
+                try await f.call(
+                    Profile.CreateReport.self,
+                    .init(reporterId: alice.id, targetType: type, targetId: id, reason: "spam", comment: "look")
+                ).report)
+        }
+        // Carol's report on bob's post stays hers.
+        let carols = try await f.call(
+            Profile.CreateReport.self,
+            .init(reporterId: carol.id, targetType: "post", targetId: bobPost.id, reason: "spam", comment: nil)
+        ).report
+        _ = try await f.call(
+            Profile.ResolveReport.self, .init(reportId: filed[1].id, moderatorId: mod.id, action: "dismiss", note: nil))
+
+        try await Self.state(f, alice, .deleting, version: 1)
+        let eraser = AccountEraser(
+            database: f.database, files: f.app.media.files, doorbell: Doorbell(), batch: 2, intervalMs: 1_000,
+            logger: Logger(service: "test", minimum: .error))
+        var phases: [String] = []
+        while case .batch(let phase, _) = try await eraser.step(alice.id) { phases.append(phase) }
+        // Three reports in batches of two.
+        #expect(phases.filter { $0 == "reports" }.count == 2, "\(phases)")
+        #expect(try await eraser.step(alice.id) == .none)
+        let left = try await f.database.read { c in
+            try c.scalar("SELECT count(*) FROM reports WHERE reporter_id = \(alice.id)") ?? -1
+        }
+        #expect(left == 0)
+        for report in filed {
+            let kept = try #require(try await f.app.reports.reports.report(id: report.id))
+            #expect(kept.reporter == nil && kept.comment == "look" && kept.target.id == report.target.id)
+        }
+        #expect(try await f.app.reports.reports.report(id: filed[1].id)?.status == "resolved")
+        #expect(try await f.app.reports.reports.report(id: carols.id)?.reporter?.username == "carol")
+        // The open ones are still in the moderators' queue.
+        let open = try await f.call(
+            Profile.ListReports.self, .init(moderatorId: mod.id, status: "open", page: .init()))
+        #expect(Set(open.items.map(\.id)) == [filed[0].id, filed[2].id, carols.id])
+    }
 }

@@ -11,12 +11,13 @@ import Testing
 /// Notification kinds and error codes as enums: their wire strings never change, and a value
 /// this build does not know decodes to `.unknown`, reported once where it is decoded.
 struct VocabularyTests {
-    /// API.md "Shapes": `type` is `like`, `follow`, `comment`, `tag`, `post`, `follow_request` or
-    /// `follow_accepted`.
+    /// API.md "Shapes": `type` is `like`, `follow`, `comment`, `tag`, `post`, `follow_request`,
+    /// `follow_accepted` or `report_resolved`.
     @Test func notificationKindWireStringsArePinned() throws {
         let pinned: [(NotificationKind, String)] = [
             (.like, "like"), (.follow, "follow"), (.comment, "comment"), (.tag, "tag"), (.post, "post"),
             (.followRequest, "follow_request"), (.followAccepted, "follow_accepted"),
+            (.reportResolved, "report_resolved"),
         ]
         #expect(pinned.map(\.0) == NotificationKind.known)
         for (kind, wire) in pinned {
@@ -67,7 +68,8 @@ struct VocabularyTests {
             (.deviceTokenInUse, "device_token_in_use"), (.cannotBlockSelf, "cannot_block_self"),
             (.cannotMuteSelf, "cannot_mute_self"), (.privateAccount, "private_account"), (.blocking, "blocking"),
             (.objectionableContent, "objectionable_content"),
-            (.accountSuspended, "account_suspended"),
+            (.accountSuspended, "account_suspended"), (.cannotReportSelf, "cannot_report_self"),
+            (.tooManyReports, "too_many_reports"), (.actionNotApplicable, "action_not_applicable"),
         ]
         #expect(pinned.map(\.0) == ServiceErrorCode.known)
         for (code, wire) in pinned {

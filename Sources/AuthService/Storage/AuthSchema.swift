@@ -12,6 +12,9 @@ import Storage
 ///   `SessionPurge` (indexed on `expires_at` and `revoked_at`, so a purge reads only what it deletes).
 /// - `login_failures`: failed login attempts for throttling: SHA-256 keys of the account (or of
 ///   the login identifier when no account matches) and of the client address, and the time.
+/// - `moderators`: the accounts the operator made moderators (`AuthService moderator grant`;
+///   `ModeratorStore`), with when (Unix ms); `sessions.moderator` is 1 for a session made while
+///   its account was one (the role holds from the next login, and `revoke` clears it at once).
 enum AuthSchema {
     /// The migrations from before they were named (`user_version` 1...3).
     static let legacy = [
@@ -97,6 +100,14 @@ enum AuthSchema {
                 ALTER TABLE users ADD COLUMN state_version \(SQL.bigint) NOT NULL DEFAULT 0;
                 ALTER TABLE users ADD COLUMN deletion_started_at \(SQL.bigint);
                 CREATE INDEX users_deleting ON users(deletion_started_at) WHERE state = 'deleting';
+                """),
+            Migration(
+                "auth.8-moderators",
+                """
+                CREATE TABLE moderators(
+                    user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+                    granted_at \(SQL.bigint) NOT NULL);
+                ALTER TABLE sessions ADD COLUMN moderator \(SQL.bigint) NOT NULL DEFAULT 0;
                 """),
         ]
 }

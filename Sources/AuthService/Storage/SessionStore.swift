@@ -42,12 +42,14 @@ protocol SessionStore: Sendable {
 struct SQLSessionStore: SessionStore {
     let database: Database
 
-    /// Inserts a session in `tx` (also used by registration).
+    /// Inserts a session in `tx` (also used by registration), a moderator's when its account is
+    /// one now (`moderators`).
     static func insert(_ s: NewSession, in tx: Transaction) throws {
         try tx.query(
             """
-            INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at)
-                VALUES (\(s.id), \(s.tokenDigest), \(s.userId), \(s.createdAt), \(s.expiresAt))
+            INSERT INTO sessions(id, token_hash, user_id, created_at, expires_at, moderator)
+                VALUES (\(s.id), \(s.tokenDigest), \(s.userId), \(s.createdAt), \(s.expiresAt),
+                    (SELECT COUNT(*) FROM moderators WHERE user_id = \(s.userId)))
             """
         )
     }
@@ -97,7 +99,7 @@ struct SQLSessionStore: SessionStore {
         let row = try await database.read { c in
             try c.queryOne(
                 """
-                SELECT s.id AS session_id, s.user_id, s.expires_at, u.username
+                SELECT s.id AS session_id, s.user_id, s.expires_at, s.moderator, u.username
                 FROM sessions s JOIN users u ON u.id = s.user_id
                 WHERE s.token_hash = \(tokenDigest) AND s.revoked_at IS NULL AND s.expires_at > \(now)
                     AND u.state = \(Auth.AccountState.active.rawValue)
@@ -106,7 +108,8 @@ struct SQLSessionStore: SessionStore {
         guard let row else { return nil }
         return Auth.Validate.Reply(
             userId: try row.string("user_id"), sessionId: try row.string("session_id"),
-            username: try row.string("username"), expiresAt: Timestamp.format(ms: try row.int64("expires_at")))
+            username: try row.string("username"), expiresAt: Timestamp.format(ms: try row.int64("expires_at")),
+            moderator: try row.bool("moderator"))
     }
 
     func revoke(tokenDigest: String, allSessions: Bool, now: Int64) async throws -> Auth.Logout.Reply? {

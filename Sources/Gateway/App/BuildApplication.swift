@@ -51,6 +51,8 @@ func buildApplication(_ configuration: GatewayConfiguration, backends: some Gate
             streamBufferBytes: configuration.streamBufferBytes),
         DevicesController(notification: notification),
         OpsController(auth: auth, profile: profile, notification: notification, metrics: metrics),
+        ModerationController(auth: auth, profile: profile),
+        ModerationConsole(),
     ]
     var routes = RouteCollection()
     for controller in controllers { controller.register(&routes) }

@@ -56,12 +56,15 @@ struct OpsController: Controller {
 
     /// `GET /metrics` → Prometheus text exposition: the gateway's own metrics, then each
     /// service's counters from a ping (`service_up`, `service_uptime_seconds`,
-    /// `service_counter{service,name}`, `events_published_total{producer}`), asked concurrently
-    /// with a 500 ms deadline.
+    /// `service_counter{service,name}`, `events_published_total{producer}`), and the moderation
+    /// queue from ProfileService (`moderation_open_reports`,
+    /// `moderation_oldest_open_report_age_seconds`; left out when it does not answer), asked
+    /// concurrently with a 500 ms deadline.
     func exposition() async -> HTTPResponse {
         async let a = counters(auth)
         async let p = counters(profile)
         async let g = counters(notification)
+        async let reports = try? profile.call(Profile.ReportStats.self, Empty(), timeoutMs: 500)
         let replies = await [("auth", a), ("profile", p), ("notification", g)]
         var text = metrics.render()
         text += "# HELP service_up Whether the service answered a ping.\n# TYPE service_up gauge\n"
@@ -83,6 +86,14 @@ struct OpsController: Controller {
             for (key, value) in (reply?.counters ?? [:]).sorted(by: { $0.key < $1.key }) {
                 text += "service_counter{service=\"\(name)\",name=\"\(Metrics.escape(key))\"} \(value)\n"
             }
+        }
+        if let stats = await reports {
+            text += "# HELP moderation_open_reports Reports no moderator has resolved yet.\n"
+            text += "# TYPE moderation_open_reports gauge\nmoderation_open_reports \(stats.open)\n"
+            text += "# HELP moderation_oldest_open_report_age_seconds Seconds since the oldest open report was filed "
+            text += "(0 with none); App Review expects reports acted on within 24 hours (86400 s).\n"
+            text += "# TYPE moderation_oldest_open_report_age_seconds gauge\n"
+            text += "moderation_oldest_open_report_age_seconds \(stats.oldestOpenAgeSeconds)\n"
         }
         return HTTPResponse(
             status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")], body: Array(text.utf8))

@@ -88,5 +88,7 @@ struct ProfileEventHandlers: Sendable {
                 in: tx)
             return .applied
         }
+        // Resolved reports → the reporters' `report_resolved` notifications.
+        ReportEventHandlers(notifications: notifications).subscribe(subscriber)
     }
 }

@@ -57,7 +57,7 @@ final class PushQueue: Sendable {
         case .like, .comment, .follow:
             let key = NotificationGroupKey.of(n)
             return key.utf8.count <= 64 ? key : nil
-        case .tag, .post, .followRequest, .followAccepted, .unknown: return nil
+        case .tag, .post, .followRequest, .followAccepted, .reportResolved, .unknown: return nil
         }
     }
 }

@@ -74,6 +74,7 @@ enum NotificationType: Int64, CaseIterable, Sendable {
     case post = 5
     case followRequest = 6
     case followAccepted = 7
+    case reportResolved = 8
 
     /// The kind as the API names it.
     var kind: NotificationKind {
@@ -85,12 +86,13 @@ enum NotificationType: Int64, CaseIterable, Sendable {
         case .post: .post
         case .followRequest: .followRequest
         case .followAccepted: .followAccepted
+        case .reportResolved: .reportResolved
         }
     }
 
     /// The types never grouped (a group of one each on the groups page): stored with no `grp`,
     /// read through the `*_singles` indexes.
-    static let singles: [NotificationType] = [.tag, .post, .followRequest, .followAccepted]
+    static let singles: [NotificationType] = [.tag, .post, .followRequest, .followAccepted, .reportResolved]
 
     /// The stored type of `kind`, nil for a kind this build cannot store (`.unknown`).
     init?(kind: NotificationKind) {
@@ -102,6 +104,7 @@ enum NotificationType: Int64, CaseIterable, Sendable {
         case .post: self = .post
         case .followRequest: self = .followRequest
         case .followAccepted: self = .followAccepted
+        case .reportResolved: self = .reportResolved
         case .unknown: return nil
         }
     }

@@ -71,9 +71,9 @@ enum NotificationGroupPage {
                 ] {
                     for r in try c.query(
                         """
-                        SELECT n.seq, n.type, n.created_at, a.id AS actor_id, p.id AS post_id, p.thumbnail_url
+                        SELECT n.seq, n.type, n.created_at, n.detail, a.id AS actor_id, p.id AS post_id, p.thumbnail_url
                         FROM \(table) JOIN identities a ON a.key = n.actor LEFT JOIN posts p ON p.key = n.post
-                        WHERE n.type IN (4, 5, 6, 7) AND n.recipient = \(recipient) AND n.seq < \(bound)
+                        WHERE n.type IN (4, 5, 6, 7, 8) AND n.recipient = \(recipient) AND n.seq < \(bound)
                         ORDER BY n.seq DESC LIMIT \(limit + 1)
                         """)
                     {
@@ -123,14 +123,16 @@ enum NotificationGroupPage {
             let seq = try r.int64("seq")
             return Notifications.Group(
                 key: "\(type.kind.wire):\(ids.id(recipient: recipient, seq: seq))", type: type.kind, count: 1,
-                actorIds: [try r.string("actor_id")], detail: nil, post: post, followState: nil, latestSeq: seq,
+                actorIds: [try r.string("actor_id")], detail: try r.optionalString("detail"), post: post, followState: nil,
+                latestSeq: seq,
                 latestAt: Timestamp.format(ms: try r.int64("created_at")), read: seq <= readSeq)
         }
         let grp = try r.int64("grp")
         let key =
             switch type {
             case .follow: NotificationGroupKey.follow(day: grp)
-            case .like, .comment, .tag, .post, .followRequest, .followAccepted: "\(type.kind.wire):\(post?.id ?? String(grp))"
+            case .like, .comment, .tag, .post, .followRequest, .followAccepted, .reportResolved:
+                "\(type.kind.wire):\(post?.id ?? String(grp))"
             }
         let count = try r.int("count")
         let latest = try r.int64("latest_seq")

@@ -13,7 +13,7 @@ enum NotificationGroups {
         switch type {
         case .like, .comment: post
         case .follow: createdAt / msPerDay
-        case .tag, .post, .followRequest, .followAccepted: nil
+        case .tag, .post, .followRequest, .followAccepted, .reportResolved: nil
         }
     }
 
@@ -53,7 +53,7 @@ enum NotificationGroups {
                     AND seq <= \(upTo)
                 ORDER BY seq DESC LIMIT \(limit)
                 """
-            case .tag, .post, .followRequest, .followAccepted, nil: nil
+            case .tag, .post, .followRequest, .followAccepted, .reportResolved, nil: nil
             }
         let merged: SQL = """
             SELECT seq, actor, created_at FROM notifications

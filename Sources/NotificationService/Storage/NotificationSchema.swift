@@ -365,5 +365,6 @@ enum NotificationSchema {
             PushSchema.deviceTrustMigration(for: "notification.17-device-trust"),
             SafetySchema.migration(for: "notification.18-privacy-and-safety"),
             AccountSchema.migration(for: "notification.19-account-lifecycle"),
+            ReportNotificationSchema.migration(for: "notification.20-report-resolved-singles"),
         ]
 }

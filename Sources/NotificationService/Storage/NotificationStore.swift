@@ -9,6 +9,8 @@ struct NewNotification: Sendable {
     var type: NotificationType
     /// The comment of a `comment` (its dedup key).
     var commentId: String? = nil
+    /// The report of a `report_resolved` (its dedup key).
+    var reportId: String? = nil
     /// See `Notifications.Notification.detail`.
     var detail: String?
     var post: Notifications.Notification.PostRef?
@@ -93,7 +95,9 @@ struct NotificationWriter: Sendable {
     /// - Throws: the engine's error.
     @discardableResult
     func insert(_ n: NewNotification, in tx: Transaction) throws -> Notifications.Notification? {
-        guard n.recipientId != n.actorId else { return nil }
+        // A `report_resolved` is the one notification whose actor is its recipient (the reporter:
+        // its text names nobody, and never the moderator).
+        guard n.recipientId != n.actorId || n.type == .reportResolved else { return nil }
         let recipient = try Keys.user(n.recipientId, in: tx)
         let actor = try Keys.user(n.actorId, in: tx)
         // A like's or comment's post is the recipient's; a tag's the actor's.
@@ -101,7 +105,7 @@ struct NotificationWriter: Sendable {
             switch n.type {
             case .like, .comment: recipient
             case .tag, .post: actor
-            case .follow, .followRequest, .followAccepted: nil
+            case .follow, .followRequest, .followAccepted, .reportResolved: nil
             }
         let post = try n.post.map { try Keys.post($0.id, thumbnailURL: $0.thumbnailURL, owner: owner, in: tx) }
         let once: Int64? =
@@ -112,6 +116,7 @@ struct NotificationWriter: Sendable {
             case .post: nil  // once per post by `FanOutWorker.start`
             case .followRequest: 0  // one per pending request
             case .followAccepted: nil  // one per accept (a new request is needed for another)
+            case .reportResolved: Self.objectKey(n.reportId ?? "")
             }
         let grp = NotificationGroups.grp(type: n.type, post: post, createdAt: n.createdAt)
         try Relations.lockPair(recipient, actor, shared: true, in: tx)

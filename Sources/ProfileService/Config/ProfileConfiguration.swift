@@ -40,6 +40,9 @@ struct ProfileConfiguration: Sendable {
     /// `PROFILE_TEST_ERASURE_HOLD_FILE` (tests only; default none): the erasure waits between
     /// batches while this file holds a number no greater than the batches done (`TestHold`).
     var erasureHoldFile: String?
+    /// `PROFILE_REPORTS_PER_HOUR`: reports one account may file within an hour (1...10,000,
+    /// default 20); past it `POST /v1/reports` is 429 `too_many_reports` with `Retry-After`.
+    var reportsPerHour = 20
     /// `PROFILE_TEST_CRASH_ON_CREATE_FILE` (tests only; default none): when a `profile.create`
     /// arrives and this file exists, the file is removed and the process exits at once (status
     /// 70), as if killed after AuthService made the account and before its profile existed.
@@ -77,6 +80,7 @@ struct ProfileConfiguration: Sendable {
             "PROFILE_IDEMPOTENCY_PURGE_INTERVAL_MS", default: idempotencyPurgeIntervalMs, range: 1_000...Int(Int32.max))
         erasureBatch = try env.int("PROFILE_ERASURE_BATCH", default: erasureBatch, range: 1...100_000)
         erasureHoldFile = env.optionalString("PROFILE_TEST_ERASURE_HOLD_FILE")
+        reportsPerHour = try env.int("PROFILE_REPORTS_PER_HOUR", default: reportsPerHour, range: 1...10_000)
         crashOnCreateFile = env.optionalString("PROFILE_TEST_CRASH_ON_CREATE_FILE")
         crashAfterKeyedWriteFile = env.optionalString("PROFILE_TEST_CRASH_AFTER_KEYED_WRITE_FILE")
         words = try WordList(env: env)

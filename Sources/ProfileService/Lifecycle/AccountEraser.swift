@@ -19,7 +19,8 @@ import Wire
 ///    (NotificationService removes their notifications, as when the owner deletes one);
 /// 5. its uploads and profile photo: the rows go, their ids are kept in `erasure_media`;
 /// 6. the files of those ids that no other account's row, post or profile uses;
-/// 7. its rows in the follow-graph replica, and its `Idempotency-Key` records.
+/// 7. its reports: they stay, for the moderators, without the reporter (`reporter_id` NULL);
+/// 8. its rows in the follow-graph replica, and its `Idempotency-Key` records.
 ///
 /// When none has rows left, one last transaction deletes the profile and the identity, marks the
 /// account `erased` (`AccountStates`) and emits `profile.account.erased`. Every batch is

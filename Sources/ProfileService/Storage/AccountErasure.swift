@@ -44,6 +44,9 @@ enum AccountErasure {
         if let rows = try Self.files(of: userId, limit: batch, files: files, in: tx) {
             return .batch(phase: "files", rows: rows)
         }
+        if let rows = try SQLReportStore.detachReporter(userId, limit: batch, in: tx) {
+            return .batch(phase: "reports", rows: rows)
+        }
         for (table, key, condition) in [
             ("graph_follows", "followee", "follower = \(userId)"), ("graph_follows", "follower", "followee = \(userId)"),
             ("graph_blocks", "blocked", "blocker = \(userId)"), ("graph_blocks", "blocker", "blocked = \(userId)"),

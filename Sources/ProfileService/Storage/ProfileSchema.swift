@@ -18,6 +18,8 @@ import Storage
 ///   counts; `media_release` holds ids that may have lost their last reference, with when to look.
 /// - `idempotency_keys`: per (user, `Idempotency-Key`), the request's fingerprint and first reply
 ///   (`IdempotencyStore`), `created_ms` ordering the purge.
+/// - `reports`, `moderation_actions`, `moderation_effects`: reports and the moderation log
+///   (`ReportSchema`).
 enum ProfileSchema {
     /// The migrations from before they were named (`user_version` 1).
     static let legacy = [
@@ -221,6 +223,7 @@ enum ProfileSchema {
                     """),
             Visibility.migration(for: "profile.7-privacy-and-safety"),
             AccountStates.migration(for: "profile.8-account-lifecycle"),
+            ReportSchema.migration(for: "profile.9-reports-and-moderation"),
             EventRedaction.migration(for: "profile.10-event-redaction"),
         ]
 }

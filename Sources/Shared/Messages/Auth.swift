@@ -122,11 +122,30 @@ public enum Auth {
             public var username: String
             /// RFC 3339.
             public var expiresAt: String
-            public init(userId: String, sessionId: String, username: String, expiresAt: String) {
+            /// Whether the session was made while its account held the moderator role (the role
+            /// holds from the login after `AuthService moderator grant`, and goes from every
+            /// session at `revoke`). False when an older AuthService left it out.
+            public var moderator: Bool
+            public init(userId: String, sessionId: String, username: String, expiresAt: String, moderator: Bool = false) {
                 self.userId = userId
                 self.sessionId = sessionId
                 self.username = username
                 self.expiresAt = expiresAt
+                self.moderator = moderator
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case userId, sessionId, username, expiresAt, moderator
+            }
+
+            /// Decodes the reply, `moderator` false when absent. - Throws: `DecodingError`.
+            public init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                userId = try c.decode(String.self, forKey: .userId)
+                sessionId = try c.decode(String.self, forKey: .sessionId)
+                username = try c.decode(String.self, forKey: .username)
+                expiresAt = try c.decode(String.self, forKey: .expiresAt)
+                moderator = try c.decodeIfPresent(Bool.self, forKey: .moderator) ?? false
             }
         }
     }

@@ -10,7 +10,7 @@ public enum NotificationGroupKey {
         switch n.type {
         case .like, .comment: "\(n.type.wire):\(n.post?.id ?? n.id)"
         case .follow: "follow:\(n.createdAt.prefix(10))"
-        case .tag, .post, .followRequest, .followAccepted, .unknown: "\(n.type.wire):\(n.id)"
+        case .tag, .post, .followRequest, .followAccepted, .reportResolved, .unknown: "\(n.type.wire):\(n.id)"
         }
     }
 
@@ -37,7 +37,7 @@ extension NotificationText {
         case .like: what = "liked your \(detail == "video" ? "video" : "photo")."
         case .comment: what = "commented on your \(detail == "video" ? "video" : "photo")."
         case .follow: what = "started following you."
-        case .tag, .post, .followRequest, .followAccepted, .unknown:
+        case .tag, .post, .followRequest, .followAccepted, .reportResolved, .unknown:
             return render(type: type, actorUsername: usernames.first ?? "", detail: detail)
         }
         // The people in the group: one notification each for likes and follows; for comments,

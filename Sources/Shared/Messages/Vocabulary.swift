@@ -52,11 +52,16 @@ public enum NotificationKind: Hashable, Sendable, Codable, CustomStringConvertib
     case followRequest
     /// The private account the recipient asked to follow accepted (never grouped).
     case followAccepted
+    /// A moderator resolved a report the recipient filed (never grouped; the text never names
+    /// the moderator: API.md "Account lifecycle and moderation").
+    case reportResolved
     /// A kind from a newer or older peer, as it was sent.
     case unknown(String)
 
     /// Every kind this build knows.
-    public static let known: [NotificationKind] = [.like, .follow, .comment, .tag, .post, .followRequest, .followAccepted]
+    public static let known: [NotificationKind] = [
+        .like, .follow, .comment, .tag, .post, .followRequest, .followAccepted, .reportResolved,
+    ]
 
     /// The kind named `wire` (`.unknown(wire)` for a name this build does not know; not reported:
     /// see `init(from:)`).
@@ -74,6 +79,7 @@ public enum NotificationKind: Hashable, Sendable, Codable, CustomStringConvertib
         case .post: "post"
         case .followRequest: "follow_request"
         case .followAccepted: "follow_accepted"
+        case .reportResolved: "report_resolved"
         case .unknown(let s): s
         }
     }
@@ -168,6 +174,13 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
     /// 403: login, or a moderator's suspension of an account that is already gone, for an
     /// account a moderator suspended (API.md "Account lifecycle and moderation").
     case accountSuspended
+    /// 422: reporting one's own account or content (API.md "Account lifecycle and moderation").
+    case cannotReportSelf
+    /// 429: more reports than an account may file in an hour (`PROFILE_REPORTS_PER_HOUR`).
+    case tooManyReports
+    /// 422: a moderation action that does not apply to the report's target (`remove_content`
+    /// on an account).
+    case actionNotApplicable
     /// A code from a newer or older peer, as it was sent.
     case unknown(String)
 
@@ -180,7 +193,8 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         .weakPassword, .passwordTooLong, .invalidPasswordHash, .invalidPhone, .invalidGender, .invalidBirthDate,
         .validationFailed, .cannotFollowSelf, .notClearable, .invalidPostType, .invalidURL, .unsupportedMedia, .payloadTooLarge,
         .imageTooLarge, .idempotencyKeyReused, .idempotencyKeyInUse, .importsDisabled, .deviceTokenInUse, .cannotBlockSelf,
-        .cannotMuteSelf, .privateAccount, .blocking, .objectionableContent, .accountSuspended,
+        .cannotMuteSelf, .privateAccount, .blocking, .objectionableContent, .accountSuspended, .cannotReportSelf,
+        .tooManyReports, .actionNotApplicable,
     ]
 
     private static let byWire: [String: ServiceErrorCode] = Dictionary(
@@ -256,6 +270,9 @@ public enum ServiceErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .blocking: "blocking"
         case .objectionableContent: "objectionable_content"
         case .accountSuspended: "account_suspended"
+        case .cannotReportSelf: "cannot_report_self"
+        case .tooManyReports: "too_many_reports"
+        case .actionNotApplicable: "action_not_applicable"
         case .unknown(let s): s
         }
     }

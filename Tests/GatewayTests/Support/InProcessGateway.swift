@@ -42,14 +42,16 @@ final class InProcessGateway: Sendable {
         }
     }
 
-    /// A session for `username` (user id `u-<username>`, session id `s-<username>`).
+    /// A session for `username` (user id `u-<username>`, session id `s-<username>`), with the
+    /// moderator role when `moderator`.
     /// - Returns: its bearer token.
     @discardableResult
-    func signIn(_ username: String) -> String {
+    func signIn(_ username: String, moderator: Bool = false) -> String {
         let token = "tok-\(username)"
         sessions.withLock {
             $0[token] = Auth.Validate.Reply(
-                userId: "u-\(username)", sessionId: "s-\(username)", username: username, expiresAt: "2999-01-01T00:00:00.000Z")
+                userId: "u-\(username)", sessionId: "s-\(username)", username: username, expiresAt: "2999-01-01T00:00:00.000Z",
+                moderator: moderator)
         }
         return token
     }

@@ -41,6 +41,13 @@ public protocol ServiceApp: Sendable {
     /// Endpoints the service bound itself (beyond the host's `rpc` and `events`), added to the
     /// READY line, e.g. `["delivery": "tcp://127.0.0.1:5557"]`.
     func readyFields() -> [String: String]
+
+    /// An operator command the executable answers instead of running the service (as every
+    /// executable answers `keygen`), e.g. `AuthService moderator grant alice`: it may open the
+    /// service's database with `ServiceDatabase.open`.
+    /// - Parameter arguments: the command line, the executable's path first.
+    /// - Returns: nil when `arguments` name no command of this service; else the exit status.
+    static func command(_ arguments: [String]) async -> Int32?
 }
 
 extension ServiceApp {
@@ -49,6 +56,7 @@ extension ServiceApp {
     public func backgroundServices() -> [(name: String, service: any Service)] { [] }
     public func replicaServices() -> [(name: String, service: any Service)] { [] }
     public func readyFields() -> [String: String] { [:] }
+    public static func command(_ arguments: [String]) async -> Int32? { nil }
 }
 
 /// The subscriptions a service declares (see `ServiceApp.subscribe`).
@@ -77,7 +85,8 @@ public final class EventSubscriptions: Sendable {
 
 /// Starts a `ServiceApp` and runs it until SIGTERM/SIGINT.
 public enum ServiceRunner {
-    /// Answers `keygen`, reads the environment, opens the service's database
+    /// Answers `keygen` and the service's own commands (`ServiceApp.command`), reads the
+    /// environment, opens the service's database
     /// (`<PREFIX>_DATABASE_URL`: `sqlite:<path>`, by default `<DATA_DIR>/<name>.sqlite`, or a
     /// `postgres://` URL; `<PREFIX>_DATABASE_POOL` reader connections: 2 on SQLite, 8 on PostgreSQL) with the service's migrations, hosts it on `<PREFIX>_RPC_BIND` / `<PREFIX>_EVENTS_BIND`, starts its
     /// subscribers and background work, prints the READY line, and runs until a signal; then
@@ -87,6 +96,7 @@ public enum ServiceRunner {
     ///   configuration (the log line names the variable).
     public static func run<App: ServiceApp>(_ app: App.Type) async -> Int32 {
         if let status = KeygenCommand.run() { return status }
+        if let status = await App.command(CommandLine.arguments) { return status }
         let description = App.description
         let runtime: ServiceRuntime
         do {
@@ -100,10 +110,7 @@ public enum ServiceRunner {
             let location: DatabaseLocation
             let pool: Int
             do {
-                location = try DatabaseLocation(
-                    url: runtime.env.string(
-                        "\(description.envPrefix)_DATABASE_URL", default: "sqlite:\(description.name).sqlite"),
-                    dataDirectory: try runtime.env.dataDirectory())
+                location = try ServiceDatabase.location(description, env: runtime.env)
                 // Reads on PostgreSQL wait on round trips, not on a core: more connections.
                 pool = try runtime.env.int(
                     "\(description.envPrefix)_DATABASE_POOL", default: location.defaultReaders, range: 1...64)
