@@ -73,20 +73,18 @@ struct UsersController: Controller {
         return try .json(PageShape(items: page.items.compactMap { found[$0.userId] }, nextCursor: page.nextCursor))
     }
 
-    /// `GET /v1/users/{username}` → `{user, counts, followState}`: both services asked at once.
+    /// `GET /v1/users/{username}` → `{user, counts, followState}`: both services asked at once;
+    /// either one's 404 is the answer.
     func header(_ request: Request) async throws -> HTTPResponse {
         let username = try request.parameters.require("username")
         let viewer = try request.userId
         async let profileHalf = profile.call(Profile.Header.self, .init(username: username, viewerId: viewer))
         async let graphHalf = notification.call(Notifications.Header.self, .init(viewerId: viewer, username: username))
         let p = try await profileHalf
-        let g: Notifications.Header.Reply
-        do {
-            g = try await graphHalf
-        } catch let error as ServiceError where error.status == 404 {
-            // NotificationService has not seen this account yet (its replica follows AuthService's events).
-            g = .init(userId: p.user.id, followers: 0, following: 0, followState: viewer == p.user.id ? .self : .notFollowing)
-        }
+        // NotificationService's 404 stands: it asks AuthService about an account its replica
+        // has not seen yet, so a 404 from it means a block or a hidden account, which it knows
+        // before ProfileService's replica does (docs/privacy.md, the window).
+        let g = try await graphHalf
         return try .json(
             ProfileHeaderShape(
                 user: p.user, counts: CountsShape(followers: g.followers, following: g.following, posts: p.postCount),
