@@ -68,6 +68,15 @@ struct AccountLifecycleEndToEndTests {
 
     func release(_ service: String) { try? FileManager.default.removeItem(atPath: "\(holds)/\(service)") }
 
+    /// Restarts `service` (killed) and waits until the gateway reaches every service again
+    /// (`/readyz` 200), so that what follows is not answered 503 by a reconnect in progress.
+    func restart(_ service: String) async throws {
+        _ = try await cluster.start(service)
+        try await eventually("the gateway reaches \(service) again", within: 120) {
+            try http.request("GET", "/readyz").status == 200
+        }
+    }
+
     /// Waits until `service`'s erasure says it is held (its log's `test.held` line).
     func waitUntilHeld(_ service: String) async throws {
         let log = try #require(cluster.processes[service]?.logPath)
@@ -160,7 +169,7 @@ struct AccountLifecycleEndToEndTests {
         #expect(try register("a", email: "fresh-\(tag)@example.com").0.status == 409, "not done: the name is kept")
         cluster.kill("profile")
         release("profile")
-        _ = try await cluster.start("profile")
+        try await restart("profile")
         // NotificationService is killed between two batches of its own, then AuthService goes
         // down before the last event reaches it; both come back.
         try await waitUntilHeld("notification")
@@ -169,7 +178,7 @@ struct AccountLifecycleEndToEndTests {
         cluster.kill("auth")
         release("notification")
         _ = try await cluster.start("notification")
-        _ = try await cluster.start("auth")
+        try await restart("auth")
 
         // Done: the name is free again (a new account, with another email here, so that the old
         // one can be looked for below).
