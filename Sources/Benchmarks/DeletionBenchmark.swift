@@ -9,7 +9,7 @@ import Transport
 import Wire
 
 /// `Benchmarks deletion [--followers N] [--posts N] [--likers N] [--owners N] [--clients N]
-/// [--baseline S] [--batch N]`
+/// [--rate N] [--baseline S] [--max-load S] [--batch N]`
 ///
 /// Other users' like latency before and during an account deletion, in one run. Starts the
 /// real AuthService, ProfileService and NotificationService (`ALLOW_IMPORTS=1`), imports
@@ -21,12 +21,17 @@ import Wire
 /// users publish a post each. Then `--clients` (16) tasks like those posts without pause
 /// (`profile.set_like`, the RPC the gateway's `PUT /v1/posts/{id}/like` makes), each a new
 /// (liker, post) pair among the first `--likers` (2,000) users (an unlike once every pair is
-/// taken), and the latency of every like is kept:
+/// taken), and the latency of every like is kept. With `--rate` (0: unpaced) the likes are paced
+/// at that many a second in all, each timed from when it was due (as LoadTest's `likes` does), so
+/// a stall shows in full:
 /// - phase A: `--baseline` (5) seconds of likes alone (after one second of warm-up);
 /// - phase B: the victim's deletion as the gateway's `DELETE /v1/me` starts it
 ///   (`auth.delete_account` with the password, then `profile.apply_account_state` and
 ///   `notification.apply_account_state`), the same likes going on until the saga is done (the
-///   account row is gone from AuthService, `auth.account_states` no longer names it).
+///   account row is gone from AuthService, `auth.account_states` no longer names it), or for
+///   `--max-load` (600) seconds at most: then the likes stop and the deletion is awaited alone
+///   (NotificationService reads ProfileService's events in order, so on an engine where it
+///   applies like events more slowly than they come the saga's next event waits behind them).
 ///
 /// Prints the setup's times, the deletion's (to the 202, to done, and each service's
 /// `erasure.finished` / `account.deleted` from its log: total, batches, longest batch), and for
@@ -48,6 +53,9 @@ enum DeletionBenchmark {
         let likers = max(1, min(option("--likers", 2_000), followers))
         let owners = max(1, min(option("--owners", 100), followers))
         let clients = max(1, option("--clients", 16))
+        // Likes a second in all (0: each client as fast as it can), and B's longest stretch.
+        let rate = Double(max(0, option("--rate", 0)))
+        let maxLoad = Double(max(1, option("--max-load", 600)))
         let baseline = Double(max(1, option("--baseline", 5)))
         let batch = option("--batch", 500)
         let say = NotificationBenchmark.say
@@ -159,7 +167,13 @@ enum DeletionBenchmark {
                             let i = next.value.add(1, ordering: .relaxed).oldValue
                             let pairs = likerIds.count * postIds.count
                             let pair = i % pairs
-                            let began = ContinuousClock.now
+                            var began = ContinuousClock.now
+                            if rate > 0 {
+                                // Paced: timed from when the like was due (a late send counts).
+                                let due = origin + .seconds(Double(i) / rate)
+                                if due > began { try await Task.sleep(until: due) }
+                                began = due
+                            }
                             var ok = true
                             do {
                                 _ = try await profile.call(
@@ -191,15 +205,22 @@ enum DeletionBenchmark {
         async let toNotification = notification.call(Notifications.ApplyAccountState.self, state, timeoutMs: 60_000)
         _ = try await (toProfile, toNotification)
         let accepted = ContinuousClock.now
-        while try await auth.call(Auth.AccountStates.self, .init(userIds: [victim.id])).states[victim.id] != nil {
+        func deleted() async throws -> Bool {
+            try await auth.call(Auth.AccountStates.self, .init(userIds: [victim.id])).states[victim.id] == nil
+        }
+        while try await !deleted() && ContinuousClock.now - deletionStart < .seconds(maxLoad) {
             try await Task.sleep(for: .milliseconds(100))
         }
-        let done = ContinuousClock.now
+        // B ends when the deletion is done, or after --max-load s (the likes stop; the deletion
+        // is then awaited alone).
+        let loadEnd = ContinuousClock.now
         stop.value.store(1, ordering: .relaxed)
         let samples = try await load.value
+        while try await !deleted() { try await Task.sleep(for: .milliseconds(100)) }
+        let done = ContinuousClock.now
 
         let a = Phase(samples, from: 1, to: 1 + baseline)
-        let b = Phase(samples, from: seconds(deletionStart - origin), to: seconds(done - origin))
+        let b = Phase(samples, from: seconds(deletionStart - origin), to: seconds(loadEnd - origin))
         say(
             String(
                 format: "deletion:           202 after %.0f ms, done (account row gone) after %.1f s",
@@ -211,7 +232,11 @@ enum DeletionBenchmark {
             let line = logLine(cluster, service, event, victim.id)
             say("  \(name.padding(toLength: 20, withPad: " ", startingAt: 0))\(line ?? "(no \(event) in its log)")")
         }
-        say("likes (\(clients) clients)       count   errors    rate/s   p50 ms   p99 ms   max ms")
+        if loadEnd < done {
+            say(String(format: "  (the likes stopped after --max-load %.0f s, before the deletion was done)", maxLoad))
+        }
+        say("likes by \(clients) clients" + (rate > 0 ? String(format: ", paced at %.0f/s", rate) : ", unpaced") + ":")
+        say("phase                      count   errors    rate/s   p50 ms   p99 ms   max ms")
         say(a.row("A: before (\(Int(baseline)) s)"))
         say(b.row(String(format: "B: during (%.1f s)", b.seconds)))
         say(
