@@ -208,8 +208,10 @@ enum DeletionBenchmark {
         func deleted() async throws -> Bool {
             try await auth.call(Auth.AccountStates.self, .init(userIds: [victim.id])).states[victim.id] == nil
         }
-        while try await !deleted() && ContinuousClock.now - deletionStart < .seconds(maxLoad) {
+        var gone = try await deleted()
+        while !gone && ContinuousClock.now - deletionStart < .seconds(maxLoad) {
             try await Task.sleep(for: .milliseconds(100))
+            gone = try await deleted()
         }
         // B ends when the deletion is done, or after --max-load s (the likes stop; the deletion
         // is then awaited alone).
@@ -232,7 +234,7 @@ enum DeletionBenchmark {
             let line = logLine(cluster, service, event, victim.id)
             say("  \(name.padding(toLength: 20, withPad: " ", startingAt: 0))\(line ?? "(no \(event) in its log)")")
         }
-        if loadEnd < done {
+        if !gone {
             say(String(format: "  (the likes stopped after --max-load %.0f s, before the deletion was done)", maxLoad))
         }
         say("likes by \(clients) clients" + (rate > 0 ? String(format: ", paced at %.0f/s", rate) : ", unpaced") + ":")
