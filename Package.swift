@@ -66,7 +66,7 @@ let package = Package(
         // The real executables as processes, a PostgreSQL server of its own, fake event producers:
         // what the tests, the benchmarks and the load test share.
         .target(name: "Harness", dependencies: backend),
-        .executableTarget(name: "Benchmarks", dependencies: backend + ["Harness", "Media"]),
+        .executableTarget(name: "Benchmarks", dependencies: backend + ["Harness", "Media", "CSodium"]),
         .executableTarget(name: "LoadTest", dependencies: backend + ["Harness", "CZMQ", "CCurl", "CSodium"]),
         .target(name: "TestSupport", dependencies: backend + ["Harness"], path: "Tests/TestSupport"),
         .testTarget(name: "SharedTests", dependencies: backend + ["Harness", "TestSupport"]),

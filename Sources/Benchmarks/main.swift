@@ -12,10 +12,11 @@ do {
     case "gateway": try await GatewayBenchmark.run(options)
     case "notification": try await NotificationBenchmark.run(options)
     case "erasure": try await ErasureBenchmark.run(options)
+    case "deletion": try await DeletionBenchmark.run(options)
     case "media": try await MediaBenchmark.run(options)
     case "json": try JSONBenchmark.run(options)
     default:
-        print("usage: Benchmarks <auth|notification|erasure|profile|gateway|media|json> [options]")
+        print("usage: Benchmarks <auth|notification|erasure|deletion|profile|gateway|media|json> [options]")
     }
 } catch {
     // One line, not a backtrace: a missing tool says which package to install.
