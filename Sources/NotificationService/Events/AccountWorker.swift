@@ -99,7 +99,9 @@ final class AccountWorker: Service {
                     if outcome.kind == .erase, !outcome.done {
                         await hold.wait(done: outcome.batches, logger: logger, job: "notification.erasure")
                     }
-                    await Task.yield()
+                    // As long as the batch took: a job holds the writer at most half of the
+                    // time, other users' writes get the rest (docs/account-lifecycle.md).
+                    try? await Task.sleep(for: .microseconds(min(outcome.bodyUs, 1_000_000)))
                 }
                 retryMs = 0
             } catch {

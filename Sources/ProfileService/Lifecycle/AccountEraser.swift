@@ -90,6 +90,7 @@ struct AccountEraser: Service {
                 report.longestBatchMs = max(report.longestBatchMs, ms)
                 logger.debug("erasure.batch", metadata: ["user.id": userId, "step": "\(step)", "ms": "\(ms)"])
                 await hold.wait(done: report.batches, logger: logger, job: "profile.erasure")
+                await Self.yieldWriter(after: ContinuousClock.now - began)
             case .finished:
                 report.totalMs = Self.ms(ContinuousClock.now - start)
                 logger.info(
@@ -114,10 +115,11 @@ struct AccountEraser: Service {
     func redactEvents(of userId: String) async throws -> Int {
         var total = 0
         let window = batch * 20
-        while !Task.isCancelled,
-            let n = try await database.write({ try EventRedaction.step(userId, window: window, in: $0) })
-        {
+        while !Task.isCancelled {
+            let began = ContinuousClock.now
+            guard let n = try await database.write({ try EventRedaction.step(userId, window: window, in: $0) }) else { break }
             total += n
+            await Self.yieldWriter(after: ContinuousClock.now - began)
         }
         logger.info("erasure.events_redacted", metadata: ["user.id": userId, "events": "\(total)"])
         return total
@@ -129,6 +131,13 @@ struct AccountEraser: Service {
     func step(_ userId: String) async throws -> Step {
         let (batch, files) = (self.batch, self.files)
         return try await database.write { try AccountErasure.step(userId, batch: batch, files: files, in: $0) }
+    }
+
+    /// Waits as long as the batch just done took, so that an erasure holds the database's
+    /// writer at most half of the time and other users' writes (likes, comments) get the rest
+    /// (see docs/account-lifecycle.md, "Other users' likes beside a deletion").
+    static func yieldWriter(after batch: Duration) async {
+        try? await Task.sleep(for: min(batch, .seconds(1)))
     }
 
     static func ms(_ d: Duration) -> Double {
