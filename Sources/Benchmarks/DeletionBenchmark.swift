@@ -62,7 +62,8 @@ enum DeletionBenchmark {
         let engine = ProcessInfo.processInfo.environment["TEST_STORAGE_ENGINE"] ?? "sqlite"
 
         let cluster = Cluster(extraEnvironment: [
-            "LOG_LEVEL": ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info", "ALLOW_IMPORTS": "1", "PROFILE_ERASURE_BATCH": "\(batch)",
+            "LOG_LEVEL": ProcessInfo.processInfo.environment["LOG_LEVEL"] ?? "info", "ALLOW_IMPORTS": "1",
+            "PROFILE_ERASURE_BATCH": "\(batch)",
             "NOTIFICATION_ERASURE_BATCH": "\(batch)",
         ])
         try await cluster.start(["auth", "profile", "notification"])
