@@ -257,11 +257,13 @@ struct ModerationEndToEndTests {
         let post = try #require(created.object["id"] as? String)
         let filed = try report(bob, "post", post, reason: "violence", comment: comment)
         #expect(filed.status == 201)
-        let directory = makeTemporaryDirectory("moderation-console")
+        // The screenshots are kept as the test's artefacts under the package's reports/ (ignored by git).
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let directory = root.appendingPathComponent("reports/moderation-console").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let screenshot = "\(directory)/console.png"
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("scripts/console-browser-test.py")
-            .path
+        let script = root.appendingPathComponent("scripts/console-browser-test.py").path
         let python = ProcessInfo.processInfo.environment["CONSOLE_TEST_PYTHON"] ?? "/usr/bin/python3"
         let run = try ChildProcess(
             python,
