@@ -30,7 +30,10 @@ public struct Logger: Sendable {
     public let minimum: Level
     /// Written on every line this logger writes (a call's own metadata wins on a clash).
     public var metadata: [String: String] = [:]
-    private static let lock = Locked(())
+    /// Serializes whole lines on stderr. A plain `NSLock`, not `Locked(())`: ThreadSanitizer
+    /// reported the `inout ()` access of `Locked.withLock` as a race between two loggers (CI,
+    /// CurveSecurityTests under TSan), although both held the mutex.
+    private static let lock = NSLock()
 
     /// - Parameter minimum: lowest level written (default: env `LOG_LEVEL`, else `info`).
     public init(service: String, minimum: Level? = nil) {
@@ -66,8 +69,8 @@ public struct Logger: Sendable {
         fields["msg"] = message
         guard var line = try? WireJSON.encode(fields) else { return }
         line.append(10)
-        Logger.lock.withLock { _ in
-            line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
-        }
+        Logger.lock.lock()
+        defer { Logger.lock.unlock() }
+        line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
     }
 }
